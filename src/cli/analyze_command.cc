@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/analyze_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/flags.h"
+#include "ingest/common/file.h"
+#include "ingest/ops_csv/meta_yaml.h"
+#include "ingest/ops_csv/ops_csv_reader.h"
+#include "report/render/analysis_json.h"
+#include "report/render/terminal_summary.h"
+#include "whatif/analysis.h"
+#include "whatif/prepared_trace.h"
+
+namespace strag::cli {
+
+const char kAnalyzeUsage[] =
+    "usage: strag analyze TRACE [options]\n"
+    "  TRACE                 ops CSV (.csv or .csv.gz), see docs/formats/ops-csv.md\n"
+    "  --meta FILE           job metadata YAML (default: meta-X.yaml next to\n"
+    "                        trace-X.csv[.gz], or meta.yaml in its folder)\n"
+    "  --dp/--pp/--tp/--cp/--vpp N   job layout (override the metadata)\n"
+    "  --json FILE           write the analysis JSON (strag.analysis/1)\n"
+    "  --fix SEL             report 'fix only SEL' (repeatable), e.g. rank=5,\n"
+    "                        stage=3, dp=2, optype=backward-compute, step=821,\n"
+    "                        stage=3,step=821 (all must match), rank=0+17 (either)\n"
+    "  --unfix SEL           report 'un-fix only SEL' (repeatable)\n"
+    "  --pool POOL           ideal value pooled per optype (published, default),\n"
+    "                        optype-stage, or op\n"
+    "  --top N               rows per ranking in the summary (default 5)\n"
+    "  --quiet               print nothing (with --json)\n";
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// meta-X.yaml for trace-X.csv[.gz], else meta.yaml in the same folder.
+std::string FindMeta(const std::string& trace) {
+  const fs::path path(trace);
+  std::string name = path.filename().string();
+  for (const char* ext : {".gz", ".csv"}) {
+    if (name.size() > std::string(ext).size() &&
+        name.ends_with(ext)) {
+      name.resize(name.size() - std::string(ext).size());
+    }
+  }
+  std::vector<fs::path> candidates;
+  if (name.starts_with("trace-")) {
+    candidates.push_back(path.parent_path() / ("meta-" + name.substr(6) + ".yaml"));
+  }
+  candidates.push_back(path.parent_path() / "meta.yaml");
+  for (const fs::path& c : candidates) {
+    std::error_code ec;
+    if (fs::exists(c, ec)) return c.string();
+  }
+  return "";
+}
+
+Status ApplyLayoutFlags(const Flags& flags, trace::JobMeta* meta) {
+  const std::pair<const char*, int32_t*> fields[] = {
+      {"dp", &meta->dp}, {"pp", &meta->pp}, {"tp", &meta->tp},
+      {"cp", &meta->cp}, {"vpp", &meta->vpp}};
+  for (const auto& [name, field] : fields) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> v, flags.GetInt(name));
+    if (!v) continue;
+    if (*v < 1 || *v > (1 << 24)) {
+      return InvalidInput(std::string("flag --") + name + ": must be >= 1");
+    }
+    *field = static_cast<int32_t>(*v);
+  }
+  return Status::Ok();
+}
+
+Result<whatif::WhatIfOptions> ParseOptions(const Flags& flags) {
+  whatif::WhatIfOptions options;
+  options.fix = flags.GetAll("fix");
+  options.unfix = flags.GetAll("unfix");
+  const std::string pool = flags.Get("pool").value_or("optype");
+  if (pool == "optype") {
+    options.pool = whatif::IdealPool::kOpType;
+  } else if (pool == "optype-stage") {
+    options.pool = whatif::IdealPool::kOpTypeStage;
+  } else if (pool == "op") {
+    options.pool = whatif::IdealPool::kOp;
+  } else {
+    return InvalidInput("flag --pool: expected optype, optype-stage or op, "
+                        "got \"" + pool + "\"");
+  }
+  return options;
+}
+
+Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return NotFound("cannot write " + path);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunAnalyze(const std::vector<std::string>& args) {
+  const FlagSpec spec{
+      .with_value = {"meta", "json", "fix", "unfix", "dp", "pp", "tp", "cp",
+                     "vpp", "pool", "top"},
+      .booleans = {"quiet"},
+  };
+  ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
+  if (flags.positional().size() != 1) {
+    return InvalidInput("analyze needs exactly one TRACE\n" +
+                        std::string(kAnalyzeUsage));
+  }
+  const std::string trace_path = flags.positional()[0];
+  ASSIGN_OR_RETURN(whatif::WhatIfOptions options, ParseOptions(flags));
+  ASSIGN_OR_RETURN(std::optional<int64_t> top, flags.GetInt("top"));
+
+  trace::JobMeta meta;
+  const std::string meta_path = flags.Get("meta").value_or(FindMeta(trace_path));
+  if (!meta_path.empty()) {
+    ASSIGN_OR_RETURN(std::string text, ingest::ReadFile(meta_path));
+    ASSIGN_OR_RETURN(meta, ingest::ParseJobMetaYaml(text, meta_path));
+  }
+  RETURN_IF_ERROR(ApplyLayoutFlags(flags, &meta));
+
+  ASSIGN_OR_RETURN(std::string bytes, ingest::ReadFileMaybeGz(trace_path));
+  ASSIGN_OR_RETURN(trace::OpsTable table, ingest::ParseOpsCsv(bytes, trace_path));
+  bytes = std::string();  // release the text before the analysis
+  auto prepared = whatif::PrepareTrace(table, meta);
+  if (!prepared.ok()) return prepared.status().WithContext(trace_path);
+  if (meta.dp > 0 && meta.dp != prepared->dp) {
+    std::fprintf(stderr,
+                 "strag: warning: metadata says dp %d but the trace has %d DP "
+                 "ranks; using the trace\n",
+                 meta.dp, prepared->dp);
+  }
+  ASSIGN_OR_RETURN(whatif::WhatIfResult result,
+                   whatif::Analyze(*prepared, options));
+
+  if (auto json = flags.Get("json")) {
+    RETURN_IF_ERROR(WriteText(*json, report::RenderAnalysisJson(result, meta)));
+  }
+  if (!flags.Has("quiet")) {
+    report::SummaryOptions summary{.source = trace_path,
+                                   .top = static_cast<int>(top.value_or(5))};
+    std::fputs(report::RenderTerminalSummary(result, meta, summary).c_str(),
+               stdout);
+  }
+  return Status::Ok();
+}
+
+}  // namespace strag::cli

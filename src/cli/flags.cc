@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/flags.h"
+
+#include <charconv>
+
+namespace strag::cli {
+
+Result<Flags> Flags::Parse(const std::vector<std::string>& args,
+                           const FlagSpec& spec) {
+  Flags flags;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
+      flags.positional_.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(2), value;
+    const size_t eq = name.find('=');
+    const bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    if (spec.booleans.count(name)) {
+      if (inline_value) {
+        return InvalidInput("flag --" + name + " does not take a value");
+      }
+      flags.values_[name].push_back("true");
+      continue;
+    }
+    if (!spec.with_value.count(name)) {
+      return InvalidInput("unknown flag --" + name);
+    }
+    if (!inline_value) {
+      if (i + 1 >= args.size()) {
+        return InvalidInput("flag --" + name + " needs a value");
+      }
+      value = args[++i];
+    }
+    flags.values_[name].push_back(value);
+  }
+  return flags;
+}
+
+std::optional<std::string> Flags::Get(const std::string& name) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return std::nullopt;
+  return it->second.back();
+}
+
+std::vector<std::string> Flags::GetAll(const std::string& name) const {
+  const auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+Result<std::optional<int64_t>> Flags::GetInt(const std::string& name) const {
+  const std::optional<std::string> text = Get(name);
+  if (!text) return std::optional<int64_t>{};
+  int64_t value = 0;
+  const char* end = text->data() + text->size();
+  const auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (ec != std::errc() || ptr != end) {
+    return InvalidInput("flag --" + name + ": \"" + *text +
+                        "\" is not an integer");
+  }
+  return std::optional<int64_t>{value};
+}
+
+}  // namespace strag::cli

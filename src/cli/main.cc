@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// strag: find, explain and price stragglers in synchronous training.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/analyze_command.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: strag COMMAND [options]\n"
+    "commands:\n"
+    "  analyze TRACE   what-if analysis of a job's ops trace (strag analyze "
+    "--help)\n"
+    "  help            this text\n";
+
+int ExitCode(const strag::Status& status) {
+  switch (status.code()) {
+    case strag::StatusCode::kOk: return 0;
+    case strag::StatusCode::kInvalidInput:
+    case strag::StatusCode::kNotFound: return 2;
+    case strag::StatusCode::kInternal: return 1;
+  }
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" ||
+      args[0] == "-h") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  strag::Status status;
+  if (command == "analyze") {
+    if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+      std::fputs(strag::cli::kAnalyzeUsage, stdout);
+      return 0;
+    }
+    status = strag::cli::RunAnalyze(args);
+  } else {
+    std::fprintf(stderr, "strag: unknown command \"%s\"\n%s", command.c_str(),
+                 kUsage);
+    return 2;
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "strag: error: %s\n", status.message().c_str());
+  }
+  return ExitCode(status);
+}

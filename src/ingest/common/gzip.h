@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// Transparent gzip support for readers and writers (pure: bytes in, bytes
+// out; no file I/O).
+
+#ifndef STRAG_SRC_INGEST_COMMON_GZIP_H_
+#define STRAG_SRC_INGEST_COMMON_GZIP_H_
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace strag::ingest {
+
+// Result is the project-wide Result<T>, re-exported so that readers can say
+// `ingest::Result<...>`.
+using ::strag::Result;
+
+// True when `bytes` start with the gzip magic number (1f 8b).
+bool IsGzip(std::string_view bytes);
+
+// Inflates `bytes` when they start with the gzip magic, else returns them
+// unchanged. Concatenated gzip members (as written by `cat a.gz b.gz` or
+// pigz) are inflated one after the other into a single output.
+//
+// `source_name` only labels errors, e.g. a truncated stream gives
+// kInvalidInput "trace.csv.gz: gzip stream is truncated at compressed byte
+// 1234" and a damaged one "...: gzip stream is corrupt at byte 56: invalid
+// block type". Linear in the output size; the output buffer grows
+// geometrically from a guess taken from the gzip trailer.
+Result<std::string> MaybeGunzip(std::string_view bytes,
+                                std::string_view source_name);
+
+// Compresses `bytes` into one gzip member (deflate level 6), the format
+// `MaybeGunzip` and `gzip -d` read. Fails only if zlib itself fails
+// (kInternal).
+Result<std::string> GzipCompress(std::string_view bytes);
+
+}  // namespace strag::ingest
+
+#endif  // STRAG_SRC_INGEST_COMMON_GZIP_H_

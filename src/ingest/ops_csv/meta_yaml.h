@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reader for the job metadata file that accompanies an ops CSV
+// (meta-*.yaml; docs/formats/ops-csv.md).
+
+#ifndef STRAG_SRC_INGEST_OPS_CSV_META_YAML_H_
+#define STRAG_SRC_INGEST_OPS_CSV_META_YAML_H_
+
+#include <string_view>
+
+#include "base/status.h"
+#include "trace/job_meta.h"
+
+namespace strag::ingest {
+
+using ::strag::Result;
+
+// Parses flat YAML: one `key: value` per line, `#` comments, blank lines,
+// values optionally in single or double quotes. Nesting, lists and
+// multi-line values are not supported and are rejected with the line.
+//
+// Keys read into the struct: dp_size -> dp, pp_size -> pp, tp_size -> tp,
+// dsp_size or cp_size -> cp, vpp_size -> vpp, world_size, trial_name; the
+// size keys must be positive integers. Every key, known or not, is also
+// appended to `raw` in file order with its unquoted value.
+//
+// Errors are kInvalidInput naming `source_name`, the 1-based line and the
+// key, e.g. "meta.yaml: line 3: key 'dp_size': \"four\" is not an integer".
+Result<trace::JobMeta> ParseJobMetaYaml(std::string_view text,
+                                        std::string_view source_name);
+
+}  // namespace strag::ingest
+
+#endif  // STRAG_SRC_INGEST_OPS_CSV_META_YAML_H_

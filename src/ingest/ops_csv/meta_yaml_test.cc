@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ingest/ops_csv/meta_yaml.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ingest/common/file.h"
+
+namespace strag::ingest {
+namespace {
+
+using Raw = std::vector<std::pair<std::string, std::string>>;
+
+void ExpectInvalid(std::string_view yaml,
+                   std::initializer_list<std::string_view> parts) {
+  const Result<trace::JobMeta> result = ParseJobMetaYaml(yaml, "meta.yaml");
+  ASSERT_FALSE(result.ok()) << "parsed without error:\n" << yaml;
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidInput);
+  for (std::string_view part : parts) {
+    EXPECT_NE(result.status().message().find(part), std::string::npos)
+        << "message: " << result.status().message() << "\nmissing: " << part;
+  }
+}
+
+// The published meta-AR.yaml: sizes land in the struct, every key in raw.
+TEST(MetaYamlTest, ParsesPublishedMeta) {
+  const Result<trace::JobMeta> meta = ParseJobMetaYaml(
+      "trial_name: AR\nrun_id: 0\ndp_size: 4\ndsp_size: 1\npp_size: 4\n"
+      "tp_size: 4\nvpp_size: 1\nworld_size: 64\n",
+      "meta-AR.yaml");
+  ASSERT_TRUE(meta.ok()) << meta.status().message();
+  EXPECT_EQ(meta->trial_name, "AR");
+  EXPECT_EQ(meta->dp, 4);
+  EXPECT_EQ(meta->pp, 4);
+  EXPECT_EQ(meta->tp, 4);
+  EXPECT_EQ(meta->cp, 1);
+  EXPECT_EQ(meta->vpp, 1);
+  EXPECT_EQ(meta->world_size, 64);
+  EXPECT_EQ(meta->raw, (Raw{{"trial_name", "AR"},
+                            {"run_id", "0"},
+                            {"dp_size", "4"},
+                            {"dsp_size", "1"},
+                            {"pp_size", "4"},
+                            {"tp_size", "4"},
+                            {"vpp_size", "1"},
+                            {"world_size", "64"}}));
+}
+
+// Comments, blank lines, CRLF, quoted values (with '#' and escapes), a
+// document marker and cp_size as the synonym of dsp_size; absent keys keep
+// the JobMeta defaults.
+TEST(MetaYamlTest, ParsesCommentsAndQuotes) {
+  const Result<trace::JobMeta> meta = ParseJobMetaYaml(
+      "---\r\n# a job\r\n\r\ntrial_name: \"run #1 \\\"big\\\"\"  # note\r\n"
+      "cp_size: '2'\r\nnote: it's a#b # comment\r\nempty:\r\n",
+      "meta.yaml");
+  ASSERT_TRUE(meta.ok()) << meta.status().message();
+  EXPECT_EQ(meta->trial_name, "run #1 \"big\"");
+  EXPECT_EQ(meta->cp, 2);
+  EXPECT_EQ(meta->dp, 0);
+  EXPECT_EQ(meta->tp, 1);
+  EXPECT_EQ(meta->raw, (Raw{{"trial_name", "run #1 \"big\""},
+                            {"cp_size", "2"},
+                            {"note", "it's a#b"},
+                            {"empty", ""}}));
+}
+
+// Nested, indented or list lines are rejected with their line number.
+TEST(MetaYamlTest, RejectsNesting) {
+  ExpectInvalid("trial_name: x\nparallel:\n  dp: 4\n",
+                {"meta.yaml: line 3: indented line: nested YAML is not "
+                 "supported"});
+  ExpectInvalid("- a\n", {"meta.yaml: line 1: lists are not supported"});
+  ExpectInvalid("text: |\n", {"meta.yaml: line 1: key 'text': multi-line"});
+}
+
+// A size key with a value that is not a positive integer names the key.
+TEST(MetaYamlTest, RejectsBadSizes) {
+  ExpectInvalid("trial_name: x\ndp_size: four\n",
+                {"meta.yaml: line 2: key 'dp_size': \"four\" is not an "
+                 "integer"});
+  ExpectInvalid("pp_size: 2.5\n",
+                {"meta.yaml: line 1: key 'pp_size': \"2.5\" is not an "
+                 "integer"});
+  ExpectInvalid("tp_size: 0\n",
+                {"meta.yaml: line 1: key 'tp_size': 0 must be at least 1"});
+  ExpectInvalid("world_size:\n",
+                {"meta.yaml: line 1: key 'world_size': \"\" is not an "
+                 "integer"});
+  ExpectInvalid("dsp_size: 1\ncp_size: 2\n",
+                {"meta.yaml: line 2: key 'cp_size': 2 disagrees", "line 1"});
+}
+
+// Other malformed lines: no colon, duplicate key, open quote.
+TEST(MetaYamlTest, RejectsMalformedLines) {
+  ExpectInvalid("a: 1\njust text\n",
+                {"meta.yaml: line 2: expected 'key: value'"});
+  ExpectInvalid("a: 1\n\na: 2\n",
+                {"meta.yaml: line 3: duplicate key 'a' (first on line 1)"});
+  ExpectInvalid("trial_name: \"open\n",
+                {"meta.yaml: line 1: key 'trial_name': quoted value has no "
+                 "closing quote"});
+}
+
+// The three published meta files parse (skipped without the data).
+TEST(MetaYamlGoldenTest, PublishedMetaFiles) {
+  const std::string dir = std::string(STRAG_SHARED_DATA_DIR) + "/osdi25-whatif";
+  if (!std::filesystem::exists(dir + "/meta-AR.yaml")) {
+    GTEST_SKIP() << "reference data not found at " << dir;
+  }
+  for (const char* name : {"AR", "ST", "SE"}) {
+    const std::string path = dir + "/meta-" + name + ".yaml";
+    const Result<std::string> text = ReadFile(path);
+    ASSERT_TRUE(text.ok()) << text.status().message();
+    const Result<trace::JobMeta> meta = ParseJobMetaYaml(*text, path);
+    ASSERT_TRUE(meta.ok()) << meta.status().message();
+    EXPECT_EQ(meta->trial_name, name);
+    EXPECT_EQ(meta->WorldSize(),
+              int64_t{meta->dp} * meta->pp * meta->tp * meta->cp);
+  }
+}
+
+}  // namespace
+}  // namespace strag::ingest

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ingest/ops_csv/ops_csv_writer.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "ingest/ops_csv/csv_tokenizer.h"
+#include "ingest/ops_csv/ops_csv_schema.h"
+#include "trace/op_type.h"
+
+namespace strag::ingest {
+namespace {
+
+using ops_csv::Column;
+
+// Room for any int64 or shortest double text.
+using NumberBuffer = std::array<char, 40>;
+
+template <typename T>
+void AppendNumber(T value, std::string* out) {
+  NumberBuffer buffer;
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(),
+                                    value);
+  out->append(buffer.data(), result.ptr);
+}
+
+template <typename T>
+std::string_view ToChars(T value, NumberBuffer* buffer) {
+  const auto result =
+      std::to_chars(buffer->data(), buffer->data() + buffer->size(), value);
+  return std::string_view(buffer->data(),
+                          static_cast<size_t>(result.ptr - buffer->data()));
+}
+
+// True when ParseOpsCsv turns `text` into exactly (`s32`, `ns`).
+bool ReadsBackAs(std::string_view text, float s32, int64_t ns) {
+  double seconds = 0;
+  const auto result =
+      std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (result.ec != std::errc()) return false;
+  return std::bit_cast<uint32_t>(static_cast<float>(seconds)) ==
+             std::bit_cast<uint32_t>(s32) &&
+         ops_csv::SecondsToNs(seconds) == ns;
+}
+
+// The middle of the seconds that round both to `s32` (binary32) and to `ns`
+// (nanoseconds); empty when the two disagree by more than a rounding step.
+std::optional<double> CommonValue(float s32, int64_t ns) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const double f = s32;
+  const double f_lo = (f + static_cast<double>(std::nextafter(s32, -kInf))) / 2;
+  const double f_hi = (f + static_cast<double>(std::nextafter(s32, kInf))) / 2;
+  const double ns_lo = (static_cast<double>(ns) - 0.5) / 1e9;
+  const double ns_hi = (static_cast<double>(ns) + 0.5) / 1e9;
+  const double lo = std::max(f_lo, ns_lo);
+  const double hi = std::min(f_hi, ns_hi);
+  if (!(lo < hi)) return std::nullopt;
+  return lo + (hi - lo) / 2;
+}
+
+// Writes a time that has both an exact binary32 value and a ns value; see
+// WriteOpsCsv for the order of preference.
+void AppendTimeS32(float s32, int64_t ns, std::string* out) {
+  NumberBuffer buffer;
+  const std::string_view shortest_float = ToChars(s32, &buffer);
+  if (ReadsBackAs(shortest_float, s32, ns)) {
+    out->append(shortest_float);
+    return;
+  }
+  NumberBuffer candidate_buffer;
+  const std::string_view from_ns =
+      ToChars(static_cast<double>(ns) / 1e9, &candidate_buffer);
+  if (ReadsBackAs(from_ns, s32, ns)) {
+    out->append(from_ns);
+    return;
+  }
+  if (const std::optional<double> common = CommonValue(s32, ns)) {
+    const std::string_view text = ToChars(*common, &candidate_buffer);
+    if (ReadsBackAs(text, s32, ns)) {
+      out->append(text);
+      return;
+    }
+  }
+  // Inconsistent table (ns not a rounding of s32): keep the exact source.
+  out->append(shortest_float);
+}
+
+// Appends the fields of one CSV record, inserting the commas.
+class RecordWriter {
+ public:
+  explicit RecordWriter(std::string* out) : out_(out) {}
+
+  void End() { out_->push_back('\n'); }
+
+  template <typename T>
+  void Number(T value) {
+    Separate();
+    AppendNumber(value, out_);
+  }
+  void Text(std::string_view text) {
+    Separate();
+    AppendCsvField(text, out_);
+  }
+  void Time(const trace::OpsTable& table, bool start, size_t row) {
+    Separate();
+    const int64_t ns = start ? table.start_ns[row] : table.dur_ns[row];
+    if (!table.has_s32_times()) {
+      AppendNumber(static_cast<double>(ns) / 1e9, out_);
+      return;
+    }
+    AppendTimeS32(start ? table.start_s32[row] : table.dur_s32[row], ns, out_);
+  }
+
+ private:
+  void Separate() {
+    if (!first_) out_->push_back(',');
+    first_ = false;
+  }
+
+  std::string* out_;
+  bool first_ = true;
+};
+
+void AppendHeader(const trace::OpsTable& table, std::string* out) {
+  RecordWriter header(out);
+  for (size_t c = 0; c <= static_cast<size_t>(Column::kGlobalChunk); ++c) {
+    header.Text(ops_csv::kColumnNames[c]);
+  }
+  if (!table.tp.empty()) header.Text(ops_csv::ColumnName(Column::kTp));
+  if (!table.cp.empty()) header.Text(ops_csv::ColumnName(Column::kCp));
+  if (!table.tokens.empty()) header.Text(ops_csv::ColumnName(Column::kTokens));
+  for (const trace::ExtraColumn& extra : table.extra) header.Text(extra.name);
+  header.End();
+}
+
+void AppendRow(const trace::OpsTable& table, size_t row, std::string* out) {
+  RecordWriter record(out);
+  record.Number(table.dp[row]);
+  record.Number(table.pp[row]);
+  record.Number(table.rank[row]);
+  record.Number(table.step[row]);
+  record.Text(trace::OpTypeName(table.op_type[row]));
+  record.Time(table, /*start=*/true, row);
+  record.Time(table, /*start=*/false, row);
+  record.Number(table.seq_id[row]);
+  record.Number(table.chunk[row]);
+  record.Number(table.microbatch[row]);
+  record.Number(table.global_chunk[row]);
+  if (!table.tp.empty()) record.Number(table.tp[row]);
+  if (!table.cp.empty()) record.Number(table.cp[row]);
+  if (!table.tokens.empty()) record.Number(table.tokens[row]);
+  for (const trace::ExtraColumn& extra : table.extra) {
+    record.Text(extra.values[row]);
+  }
+  record.End();
+}
+
+}  // namespace
+
+std::string WriteOpsCsv(const trace::OpsTable& table) {
+  std::string out;
+  out.reserve(128 + table.size() * (80 + 16 * table.extra.size()));
+  AppendHeader(table, &out);
+  for (size_t row = 0; row < table.size(); ++row) AppendRow(table, row, &out);
+  return out;
+}
+
+}  // namespace strag::ingest

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "report/render/analysis_json.h"
+
+#include <span>
+
+#include "report/render/json_writer.h"
+
+namespace strag::report {
+namespace {
+
+using whatif::Counterfactual;
+using whatif::Decomposition;
+using whatif::WhatIfResult;
+
+void StepMap(JsonWriter* w, std::string_view key, const WhatIfResult& r,
+             std::span<const double> values) {
+  w->Key(key);
+  w->BeginObject();
+  for (size_t s = 0; s < r.steps.size(); ++s) {
+    w->Field(std::to_string(r.steps[s]), values[s]);
+  }
+  w->EndObject();
+}
+
+void GroupMap(JsonWriter* w, std::string_view key, const Decomposition& d) {
+  w->Key(key);
+  w->BeginObject();
+  for (size_t g = 0; g < d.keys.size(); ++g) w->Field(d.keys[g], d.slowdown[g]);
+  w->EndObject();
+}
+
+// step -> (group -> S)
+void GroupMapPerStep(JsonWriter* w, std::string_view key, const WhatIfResult& r,
+                     const Decomposition& d) {
+  w->Key(key);
+  w->BeginObject();
+  for (size_t s = 0; s < r.steps.size(); ++s) {
+    w->Key(std::to_string(r.steps[s]));
+    w->BeginObject();
+    for (size_t g = 0; g < d.keys.size(); ++g) {
+      w->Field(d.keys[g], d.per_step[g][s]);
+    }
+    w->EndObject();
+  }
+  w->EndObject();
+}
+
+void WriteCounterfactual(JsonWriter* w, const Counterfactual& c) {
+  w->BeginObject();
+  w->FieldString("selector", c.selector);
+  w->FieldString("direction", c.unfix ? "unfix" : "fix");
+  w->Key("ranks");
+  w->BeginArray();
+  for (int32_t rank : c.ranks) w->Int(rank);
+  w->EndArray();
+  w->Field("t_ori", c.t_ori);
+  w->Field("t_ideal", c.t_ideal);
+  w->Field("t_rem", c.t_rem);
+  w->Field("t_add", c.t_add);
+  w->Field("rem", c.rem);
+  w->Field("add", c.add);
+  w->EndObject();
+}
+
+void WriteJob(JsonWriter* w, const WhatIfResult& r, const trace::JobMeta& m) {
+  w->Key("job");
+  w->BeginObject();
+  w->FieldInt("dp", r.dp);
+  w->FieldInt("pp", r.pp);
+  w->FieldInt("tp", m.tp);
+  w->FieldInt("cp", m.cp);
+  w->FieldInt("vpp", r.vpp);
+  trace::JobMeta shape = m;
+  shape.dp = r.dp;
+  shape.pp = r.pp;
+  w->FieldInt("world_size", shape.WorldSize());
+  w->FieldInt("traced_workers", static_cast<int64_t>(r.workers.size()));
+  w->FieldInt("steps", static_cast<int64_t>(r.steps.size()));
+  w->FieldInt("ops", static_cast<int64_t>(r.num_ops));
+  if (!m.trial_name.empty()) w->FieldString("trial_name", m.trial_name);
+  w->EndObject();
+}
+
+}  // namespace
+
+std::string RenderAnalysisJson(const WhatIfResult& r,
+                               const trace::JobMeta& meta) {
+  JsonWriter w;
+  w.BeginObject();
+  w.FieldString("schema", "strag.analysis/1");
+  WriteJob(&w, r, meta);
+  w.Key("step_time");
+  w.BeginObject();
+  StepMap(&w, "observed", r, r.step_t_observed);
+  StepMap(&w, "replayed", r, r.step_t_replayed);
+  StepMap(&w, "ideal", r, r.step_t_ideal);
+  w.EndObject();
+  w.Field("slowdown", r.slowdown);
+  w.Field("waste", r.waste);
+  w.Field("launch_slowdown", r.launch_slowdown);
+  StepMap(&w, "slowdown_per_step", r, r.slowdown_per_step);
+  StepMap(&w, "launch_slowdown_per_step", r, r.launch_slowdown_per_step);
+  GroupMap(&w, "slowdown_by_optype", r.by_optype);
+  GroupMap(&w, "slowdown_by_dp_rank", r.by_dp_rank);
+  GroupMap(&w, "slowdown_by_stage", r.by_stage);
+  GroupMapPerStep(&w, "slowdown_by_optype_per_step", r, r.by_optype);
+  GroupMapPerStep(&w, "slowdown_by_dp_rank_per_step", r, r.by_dp_rank);
+  GroupMapPerStep(&w, "slowdown_by_stage_per_step", r, r.by_stage);
+  w.Key("worker_slowdown");
+  w.BeginArray();
+  for (const whatif::WorkerScore& s : r.workers) {
+    w.BeginObject();
+    w.FieldInt("rank", s.rank);
+    w.FieldInt("dp", s.dp);
+    w.FieldInt("pp", s.pp);
+    w.Field("score", s.score);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("fix_worst_workers");
+  WriteCounterfactual(&w, r.fix_worst_workers);
+  w.Key("fix_last_stage");
+  WriteCounterfactual(&w, r.fix_last_stage);
+  w.Key("counterfactuals");
+  w.BeginArray();
+  for (const Counterfactual& c : r.selected) WriteCounterfactual(&w, c);
+  w.EndArray();
+  w.Key("ideal_op_time");
+  w.BeginObject();
+  for (const whatif::IdealValue& v : r.ideal) w.Field(v.op_type, v.value_s);
+  w.EndObject();
+  w.Field("replay_self_test_max_error", r.self_test_max_error_s);
+  w.EndObject();
+  return w.str() + "\n";
+}
+
+}  // namespace strag::report

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// The analysis JSON (`strag analyze --json`, schema "strag.analysis/1",
+// documented in docs/formats/analysis-json.md). Times in seconds; keys of
+// maps are strings.
+
+#ifndef STRAG_SRC_REPORT_RENDER_ANALYSIS_JSON_H_
+#define STRAG_SRC_REPORT_RENDER_ANALYSIS_JSON_H_
+
+#include <string>
+
+#include "trace/job_meta.h"
+#include "whatif/analysis.h"
+
+namespace strag::report {
+
+std::string RenderAnalysisJson(const whatif::WhatIfResult& result,
+                               const trace::JobMeta& meta);
+
+}  // namespace strag::report
+
+#endif  // STRAG_SRC_REPORT_RENDER_ANALYSIS_JSON_H_

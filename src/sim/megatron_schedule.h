@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// The per-stage program order of a Megatron-LM training step under 1F1B
+// (whatif-method.md §4.2): DP params all-gather, warm-up forwards, steady
+// 1F1B pairs, cool-down backwards, then the post-compute chain.
+
+#ifndef STRAG_SRC_SIM_MEGATRON_SCHEDULE_H_
+#define STRAG_SRC_SIM_MEGATRON_SCHEDULE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "trace/op_type.h"
+
+namespace strag::sim {
+
+struct ScheduledOp {
+  trace::OpType type;
+  int32_t seq_id;      // order among same-type ops of the stage
+  int32_t microbatch;  // -1 for ops that are not per microbatch
+};
+
+// Program order of `stage` (0-based) of `pp` stages with `microbatches`
+// microbatches. `with_dp` adds the params all-gather and the grads
+// reduce-scatter (data parallelism > 1).
+std::vector<ScheduledOp> OneFOneBProgram(int32_t stage, int32_t pp,
+                                         int32_t microbatches, bool with_dp);
+
+}  // namespace strag::sim
+
+#endif  // STRAG_SRC_SIM_MEGATRON_SCHEDULE_H_

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "trace/op_type.h"
+
+#include <array>
+
+namespace strag::trace {
+namespace {
+
+constexpr std::array<std::string_view, kNumOpTypes> kOpTypeNames = {
+    "forward-compute",
+    "backward-compute",
+    "forward-send",
+    "forward-recv",
+    "backward-send",
+    "backward-recv",
+    "params-all-gather",
+    "grads-reduce-scatter",
+    "separate-grads-all-reduce",
+    "layernorm-grads-all-reduce",
+    "embedding-grads-all-reduce",
+    "optimizer-clip-main-grad",
+    "optimizer",
+    "gc",
+};
+
+constexpr std::array<std::string_view, kNumOpGroups> kOpGroupNames = {
+    "forward-compute",
+    "backward-compute",
+    "forward-pp-comm",
+    "backward-pp-comm",
+    "params-all-gather",
+    "grads-reduce-scatter",
+    "separate-grads-all-reduce",
+    "layernorm-grads-all-reduce",
+    "embedding-grads-all-reduce",
+    "optimizer-clip-main-grad",
+    "optimizer",
+    "gc",
+};
+
+}  // namespace
+
+std::string_view OpTypeName(OpType type) {
+  return kOpTypeNames[static_cast<size_t>(type)];
+}
+
+std::optional<OpType> ParseOpType(std::string_view name) {
+  for (size_t i = 0; i < kOpTypeNames.size(); ++i) {
+    if (kOpTypeNames[i] == name) return static_cast<OpType>(i);
+  }
+  return std::nullopt;
+}
+
+OpGroup GroupOf(OpType type) {
+  switch (type) {
+    case OpType::kForwardCompute: return OpGroup::kForwardCompute;
+    case OpType::kBackwardCompute: return OpGroup::kBackwardCompute;
+    case OpType::kForwardSend:
+    case OpType::kForwardRecv: return OpGroup::kForwardPpComm;
+    case OpType::kBackwardSend:
+    case OpType::kBackwardRecv: return OpGroup::kBackwardPpComm;
+    case OpType::kParamsAllGather: return OpGroup::kParamsAllGather;
+    case OpType::kGradsReduceScatter: return OpGroup::kGradsReduceScatter;
+    case OpType::kSeparateGradsAllReduce:
+      return OpGroup::kSeparateGradsAllReduce;
+    case OpType::kLayernormGradsAllReduce:
+      return OpGroup::kLayernormGradsAllReduce;
+    case OpType::kEmbeddingGradsAllReduce:
+      return OpGroup::kEmbeddingGradsAllReduce;
+    case OpType::kOptimizerClipMainGrad: return OpGroup::kOptimizerClipMainGrad;
+    case OpType::kOptimizer: return OpGroup::kOptimizer;
+    case OpType::kGc: return OpGroup::kGc;
+  }
+  return OpGroup::kGc;  // unreachable: the switch covers every OpType
+}
+
+std::string_view OpGroupName(OpGroup group) {
+  return kOpGroupNames[static_cast<size_t>(group)];
+}
+
+std::optional<OpGroup> ParseOpGroup(std::string_view name) {
+  for (size_t i = 0; i < kOpGroupNames.size(); ++i) {
+    if (kOpGroupNames[i] == name) return static_cast<OpGroup>(i);
+  }
+  return std::nullopt;
+}
+
+bool IsIdealisedAsComm(OpType type) {
+  return !(type == OpType::kForwardCompute ||
+           type == OpType::kBackwardCompute || type == OpType::kOptimizer ||
+           type == OpType::kGc);
+}
+
+bool IsP2p(OpType type) {
+  return type == OpType::kForwardSend || type == OpType::kForwardRecv ||
+         type == OpType::kBackwardSend || type == OpType::kBackwardRecv;
+}
+
+bool IsCompute(OpType type) {
+  return type == OpType::kForwardCompute || type == OpType::kBackwardCompute;
+}
+
+}  // namespace strag::trace

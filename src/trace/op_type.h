@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// The op types of a Megatron-LM training step as the ops CSV names them
+// (whatif-spec.md §1.3), and the groups the what-if attribution reports.
+
+#ifndef STRAG_SRC_TRACE_OP_TYPE_H_
+#define STRAG_SRC_TRACE_OP_TYPE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace strag::trace {
+
+enum class OpType : uint8_t {
+  kForwardCompute,
+  kBackwardCompute,
+  kForwardSend,
+  kForwardRecv,
+  kBackwardSend,
+  kBackwardRecv,
+  kParamsAllGather,
+  kGradsReduceScatter,
+  kSeparateGradsAllReduce,
+  kLayernormGradsAllReduce,
+  kEmbeddingGradsAllReduce,
+  kOptimizerClipMainGrad,
+  kOptimizer,
+  kGc,
+};
+inline constexpr int kNumOpTypes = 14;
+
+// The attribution groups of the published analysis: op types, with the four
+// p2p types merged into forward-pp-comm / backward-pp-comm.
+enum class OpGroup : uint8_t {
+  kForwardCompute,
+  kBackwardCompute,
+  kForwardPpComm,
+  kBackwardPpComm,
+  kParamsAllGather,
+  kGradsReduceScatter,
+  kSeparateGradsAllReduce,
+  kLayernormGradsAllReduce,
+  kEmbeddingGradsAllReduce,
+  kOptimizerClipMainGrad,
+  kOptimizer,
+  kGc,
+};
+inline constexpr int kNumOpGroups = 12;
+
+// The name used in the ops CSV, e.g. "forward-compute".
+std::string_view OpTypeName(OpType type);
+std::optional<OpType> ParseOpType(std::string_view name);
+
+OpGroup GroupOf(OpType type);
+std::string_view OpGroupName(OpGroup group);
+std::optional<OpGroup> ParseOpGroup(std::string_view name);
+
+// Compute ops are idealised with the mean, communication ops with the median
+// (whatif-spec.md §6.2). gc and optimizer count as compute.
+bool IsIdealisedAsComm(OpType type);
+bool IsP2p(OpType type);
+bool IsCompute(OpType type);  // forward-compute or backward-compute
+
+}  // namespace strag::trace
+
+#endif  // STRAG_SRC_TRACE_OP_TYPE_H_

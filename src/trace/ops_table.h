@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// OpsTable: one row per traced operation, stored column by column.
+//
+// Row i describes one op of one worker in one training step. Times are int64
+// nanoseconds (`start_ns` relative to whatever origin the input used, `dur_ns`
+// >= 0). When the input stored times as binary32 seconds (the ops CSV of the
+// published traces), the exact source values are kept in `start_s32` /
+// `dur_s32` too, because the published what-if method does its preprocessing
+// in binary32 (whatif-spec.md §8); those two columns are empty otherwise.
+
+#ifndef STRAG_SRC_TRACE_OPS_TABLE_H_
+#define STRAG_SRC_TRACE_OPS_TABLE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/op_type.h"
+
+namespace strag::trace {
+
+// A column the table does not interpret (e.g. `seq_lens`, `name`): kept
+// verbatim so that nothing in the input is lost.
+struct ExtraColumn {
+  std::string name;
+  std::vector<std::string> values;  // one per row
+};
+
+struct OpsTable {
+  // Required columns (same length).
+  std::vector<int32_t> rank;        // global rank of the traced worker
+  std::vector<int32_t> dp;          // data-parallel rank
+  std::vector<int32_t> pp;          // pipeline stage
+  std::vector<int64_t> step;        // training step id (need not be dense)
+  std::vector<OpType> op_type;
+  std::vector<int32_t> seq_id;      // order among same-type ops of a worker in a step
+  std::vector<int32_t> chunk;       // model chunk within the stage (`mc`), -1 if none
+  std::vector<int32_t> microbatch;  // `mb_id`, -1 if none
+  std::vector<int32_t> global_chunk;  // `gmc` = chunk * pp_size + stage, -1 if none
+  std::vector<int64_t> start_ns;
+  std::vector<int64_t> dur_ns;
+
+  // Exact binary32 source times in seconds; empty unless the input had them.
+  std::vector<float> start_s32;
+  std::vector<float> dur_s32;
+
+  // Optional typed columns; empty when absent from the input.
+  std::vector<int32_t> tp;       // tensor-parallel rank (`tp_rank`)
+  std::vector<int32_t> cp;       // context-parallel rank (`cp_rank`)
+  std::vector<int64_t> tokens;   // tokens in the microbatch
+  std::vector<ExtraColumn> extra;
+
+  size_t size() const { return op_type.size(); }
+  bool has_s32_times() const { return !start_s32.empty(); }
+
+  // Start / duration in binary32 seconds: the exact source values when
+  // present, else the nanosecond values rounded to binary32.
+  float StartS32(size_t row) const {
+    return has_s32_times() ? start_s32[row]
+                           : static_cast<float>(
+                                 static_cast<double>(start_ns[row]) * 1e-9);
+  }
+  float DurS32(size_t row) const {
+    return has_s32_times()
+               ? dur_s32[row]
+               : static_cast<float>(static_cast<double>(dur_ns[row]) * 1e-9);
+  }
+
+  void Reserve(size_t rows);
+};
+
+}  // namespace strag::trace
+
+#endif  // STRAG_SRC_TRACE_OPS_TABLE_H_

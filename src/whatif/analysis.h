@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// The what-if analysis of a traced job (whatif-spec.md §6-§7): replay the
+// trace without launch delays (T), replay it with idealised durations
+// (T_ideal), and attribute the difference with counterfactuals.
+//
+// Usage:
+//   ASSIGN_OR_RETURN(PreparedTrace trace, PrepareTrace(table, meta));
+//   ASSIGN_OR_RETURN(WhatIfResult r, Analyze(trace, {}));
+//   r.slowdown;  // S = mean(T) / mean(T_ideal)
+
+#ifndef STRAG_SRC_WHATIF_ANALYSIS_H_
+#define STRAG_SRC_WHATIF_ANALYSIS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "whatif/prepared_trace.h"
+
+namespace strag::whatif {
+
+// Over which rows an op's ideal value is pooled. The published method pools
+// per op type over everything, so a stage that is heavier by design counts as
+// a straggler; the finer pools do not.
+enum class IdealPool {
+  kOpType,       // per op type (published)
+  kOpTypeStage,  // per op type and stage
+  kOp,           // per op (type, seq_id, stage): over steps and DP ranks
+};
+
+struct WhatIfOptions {
+  IdealPool pool = IdealPool::kOpType;
+  double worst_worker_fraction = 0.03;  // M_W fixes the worst ceil(3%)
+  std::vector<std::string> fix;    // selectors, reported as counterfactuals
+  std::vector<std::string> unfix;  // same sets, "un-fix only X" emphasised
+};
+
+// "Un-fix only this group" slowdowns: S_g = mean(T_g) / mean(T_ideal).
+struct Decomposition {
+  std::vector<std::string> keys;          // group names ("3", "forward-compute")
+  std::vector<double> slowdown;           // per key
+  std::vector<std::vector<double>> per_step;  // [key][step]
+};
+
+// explain(X) of whatif-spec.md §7.7. Times are mean step times, s.
+struct Counterfactual {
+  std::string selector;
+  bool unfix = false;              // requested as --unfix
+  std::vector<int32_t> ranks;      // for worker selections
+  double t_ori = 0, t_ideal = 0, t_rem = 0, t_add = 0;
+  double rem = 0;  // (t_ori - t_rem) / (t_ori - t_ideal): fix only X
+  double add = 0;  // (t_add - t_ideal) / (t_ori - t_ideal): un-fix only X
+};
+
+struct WorkerScore {
+  int32_t rank = 0, dp = 0, pp = 0;
+  double score = 0;  // min(S_dp[dp], S_pp[pp])
+};
+
+struct IdealValue {
+  std::string op_type;
+  double value_s = 0;  // mean (compute) or median transfer (communication)
+};
+
+struct WhatIfResult {
+  int32_t dp = 0, pp = 0, vpp = 1;
+  size_t num_ops = 0;
+  std::vector<int64_t> steps;
+  std::vector<double> step_t_observed;  // traced (binary32 value), s
+  std::vector<double> step_t_replayed;  // T: replay without launch delays
+  std::vector<double> step_t_ideal;     // T_ideal
+  double slowdown = 0;         // S
+  double waste = 0;            // 1 - 1/S
+  double launch_slowdown = 0;  // mean(observed) / mean(T)
+  std::vector<double> slowdown_per_step;
+  std::vector<double> launch_slowdown_per_step;
+  Decomposition by_optype, by_dp_rank, by_stage;
+  std::vector<WorkerScore> workers;  // sorted by score, worst first
+  Counterfactual fix_worst_workers;  // rem = M_W
+  Counterfactual fix_last_stage;     // rem = M_S
+  std::vector<Counterfactual> selected;
+  std::vector<IdealValue> ideal;
+  double self_test_max_error_s = 0;  // replay with launch delays vs trace
+  uint64_t replayed_ops = 0;         // ops x lanes over every replay
+};
+
+Result<WhatIfResult> Analyze(const PreparedTrace& trace,
+                             const WhatIfOptions& options);
+
+}  // namespace strag::whatif
+
+#endif  // STRAG_SRC_WHATIF_ANALYSIS_H_

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "whatif/prepared_trace.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+
+namespace strag::whatif {
+namespace {
+
+using graph::NodeId;
+using trace::OpType;
+
+constexpr float kClampS = static_cast<float>(-0.01);  // values <= this -> 0
+
+float Clamp(float x) { return x <= kClampS ? 0.0f : x; }
+
+std::string DescribeInstance(const PreparedTrace& p, size_t step_idx,
+                             int32_t dp, int32_t stage) {
+  std::string s = "step " + std::to_string(p.steps[step_idx]) + ", dp rank " +
+                  std::to_string(dp);
+  if (stage >= 0 && !p.worker_rank.empty()) {
+    const int32_t r = p.worker_rank[static_cast<size_t>(dp * p.pp + stage)];
+    if (r >= 0) s += " (rank " + std::to_string(r) + ")";
+  }
+  return s;
+}
+
+Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
+  if (t.size() == 0) return InvalidInput("the trace has no ops");
+  for (size_t r = 0; r < t.size(); ++r) {
+    if (t.dp[r] < 0 || t.pp[r] < 0) {
+      return InvalidInput("rank " + std::to_string(t.rank[r]) +
+                          ": negative dp rank or stage");
+    }
+    p->dp = std::max(p->dp, t.dp[r] + 1);
+    p->pp = std::max(p->pp, t.pp[r] + 1);
+  }
+  p->steps.assign(t.step.begin(), t.step.end());
+  std::sort(p->steps.begin(), p->steps.end());
+  p->steps.erase(std::unique(p->steps.begin(), p->steps.end()),
+                 p->steps.end());
+  p->worker_rank.assign(static_cast<size_t>(p->dp * p->pp), -1);
+  for (size_t r = 0; r < t.size(); ++r) {
+    int32_t& w = p->worker_rank[static_cast<size_t>(t.dp[r] * p->pp + t.pp[r])];
+    if (w >= 0 && w != t.rank[r]) {
+      return InvalidInput("dp rank " + std::to_string(t.dp[r]) + ", stage " +
+                          std::to_string(t.pp[r]) + " has two global ranks (" +
+                          std::to_string(w) + " and " +
+                          std::to_string(t.rank[r]) + ")");
+    }
+    w = t.rank[r];
+  }
+  for (int32_t d = 0; d < p->dp; ++d) {
+    for (int32_t s = 0; s < p->pp; ++s) {
+      const int32_t r = p->worker_rank[static_cast<size_t>(d * p->pp + s)];
+      if (r < 0) {
+        return InvalidInput("no ops for dp rank " + std::to_string(d) +
+                            ", stage " + std::to_string(s));
+      }
+      p->workers.push_back(Worker{r, d, s});
+    }
+  }
+  std::sort(p->workers.begin(), p->workers.end(),
+            [](const Worker& a, const Worker& b) { return a.rank < b.rank; });
+  for (size_t i = 1; i < p->workers.size(); ++i) {
+    if (p->workers[i].rank == p->workers[i - 1].rank) {
+      return InvalidInput("global rank " + std::to_string(p->workers[i].rank) +
+                          " appears at two (dp rank, stage) positions");
+    }
+  }
+  return Status::Ok();
+}
+
+Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
+                  PreparedTrace* p) {
+  const int64_t ref_step = p->steps.front();
+  std::vector<graph::RefOp> ref;
+  bool ovlp_dp = false;
+  for (size_t r = 0; r < t.size(); ++r) {
+    ovlp_dp |= t.op_type[r] == OpType::kSeparateGradsAllReduce;
+    if (t.dp[r] != 0 || t.step[r] != ref_step) continue;
+    const float start = t.StartS32(r);
+    ref.push_back(graph::RefOp{
+        .key = {t.op_type[r], t.seq_id[r], t.pp[r]},
+        .chunk = t.chunk[r],
+        .global_chunk = t.global_chunk[r],
+        .start = start,
+        .end = start + t.DurS32(r),  // binary32 addition
+    });
+    p->vpp = std::max(p->vpp, t.chunk[r] + 1);
+  }
+  const graph::MegatronOptions options{
+      .pp = p->pp,
+      .vpp = p->vpp,
+      .use_dp = int64_t{p->dp} * std::max(meta.cp, 1) > 1,
+      .ovlp_dp = ovlp_dp,
+  };
+  auto model = graph::BuildMegatronModel(ref, options);
+  if (!model.ok()) {
+    return model.status().WithContext(
+        "reference instance (step " + std::to_string(ref_step) +
+        ", dp rank 0)");
+  }
+  p->model = std::move(model).value();
+  return Status::Ok();
+}
+
+// Places every row at its (node, instance) slot; each slot exactly once.
+Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p) {
+  const size_t instances = p->num_instances();
+  constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
+  p->row.assign(p->num_nodes() * instances, kEmpty);
+  for (size_t r = 0; r < t.size(); ++r) {
+    const graph::OpKey key{t.op_type[r], t.seq_id[r], t.pp[r]};
+    const size_t step_idx = static_cast<size_t>(
+        std::lower_bound(p->steps.begin(), p->steps.end(), t.step[r]) -
+        p->steps.begin());
+    const int64_t v = p->model.index.Find(key);
+    if (v < 0) {
+      return InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
+                          ": " + graph::DescribeOpKey(key) +
+                          " is not in the reference instance (step " +
+                          std::to_string(p->steps.front()) + ", dp rank 0)");
+    }
+    const size_t slot = p->Slot(static_cast<NodeId>(v),
+                                step_idx * static_cast<size_t>(p->dp) +
+                                    static_cast<size_t>(t.dp[r]));
+    if (p->row[slot] != kEmpty) {
+      return InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
+                          ": " + graph::DescribeOpKey(key) +
+                          " appears twice");
+    }
+    p->row[slot] = static_cast<uint32_t>(r);
+  }
+  for (size_t slot = 0; slot < p->row.size(); ++slot) {
+    if (p->row[slot] != kEmpty) continue;
+    const auto v = static_cast<NodeId>(slot / instances);
+    const size_t inst = slot % instances;
+    const graph::OpKey& key = p->model.keys[v];
+    return InvalidInput(
+        DescribeInstance(*p, inst / static_cast<size_t>(p->dp),
+                         static_cast<int32_t>(inst % static_cast<size_t>(p->dp)),
+                         key.stage) +
+        ": " + graph::DescribeOpKey(key) + " is missing (every DP rank of "
+        "every step needs the ops of the reference instance)");
+  }
+  return Status::Ok();
+}
+
+// whatif-spec.md §4: launch delays and transfer times on the traced
+// timeline (binary32), then the per-step rebase and the traced step time.
+void Preprocess(const trace::OpsTable& t, PreparedTrace* p) {
+  const size_t n = p->num_nodes(), inst = p->num_instances();
+  const auto dp = static_cast<size_t>(p->dp);
+  std::vector<float> end(n * inst);
+  p->start.resize(n * inst);
+  std::vector<float> step_min(p->steps.size(),
+                              std::numeric_limits<float>::infinity());
+  for (size_t slot = 0; slot < n * inst; ++slot) {
+    const uint32_t r = p->row[slot];
+    const float s = t.StartS32(r);
+    p->start[slot] = s;
+    end[slot] = s + t.DurS32(r);  // binary32 addition
+    float& m = step_min[(slot % inst) / dp];
+    m = std::min(m, s);
+  }
+  const graph::DepGraph& g = p->model.graph;
+  p->launch_delay.resize(n * inst);
+  p->cost.resize(n * inst);
+  for (NodeId v = 0; v < n; ++v) {
+    for (size_t i = 0; i < inst; ++i) {
+      float ready = step_min[i / dp];
+      if (g.num_deps(v) > 0) {
+        ready = -std::numeric_limits<float>::infinity();
+        for (const uint32_t* u = g.dep_begin(v); u != g.dep_end(v); ++u) {
+          ready = std::max(ready, end[p->Slot(*u, i)]);
+        }
+      }
+      const size_t slot = p->Slot(v, i);
+      p->launch_delay[slot] = Clamp(p->start[slot] - ready);
+      p->cost[slot] = t.DurS32(p->row[slot]);
+    }
+  }
+  for (const graph::CommGroup& group : g.groups()) {
+    for (size_t i = 0; i < inst; ++i) {
+      const size_t lo = group.dp_sync ? i - i % dp : i;
+      const size_t hi = group.dp_sync ? lo + dp : i + 1;
+      float gs = -std::numeric_limits<float>::infinity();
+      for (NodeId m : group.members) {
+        for (size_t j = lo; j < hi; ++j) gs = std::max(gs, p->start[p->Slot(m, j)]);
+      }
+      for (NodeId m : group.members) {
+        const size_t slot = p->Slot(m, i);
+        p->cost[slot] = Clamp(end[slot] - gs);
+      }
+    }
+  }
+  // Rebase every step to start at 0 (a no-op for step-relative traces).
+  std::vector<float> step_max(p->steps.size(),
+                              -std::numeric_limits<float>::infinity());
+  for (size_t slot = 0; slot < n * inst; ++slot) {
+    const float m = step_min[(slot % inst) / dp];
+    p->start[slot] = p->start[slot] - m;
+    float& hi = step_max[(slot % inst) / dp];
+    hi = std::max(hi, end[slot] - m);
+  }
+  p->step_t_base = std::move(step_max);  // max end - min start (= 0)
+}
+
+}  // namespace
+
+Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
+                                   const trace::JobMeta& meta) {
+  PreparedTrace p;
+  RETURN_IF_ERROR(DeriveShape(table, &p));
+  RETURN_IF_ERROR(BuildModel(table, meta, &p));
+  RETURN_IF_ERROR(PlaceRows(table, &p));
+  Preprocess(table, &p);
+  return p;
+}
+
+}  // namespace strag::whatif

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// PreparedTrace: an ops table turned into what the replay needs.
+//
+// Builds the Megatron model on the reference instance (DP rank 0, first step),
+// lays every row out as (node, instance) with instance = step_index * dp +
+// dp_rank, and does the binary32 preprocessing of whatif-spec.md §2 and §4:
+// end = fl32(start + dur), launch delays, transfer times (both clamped at
+// -10 ms) and the per-step rebase.
+
+#ifndef STRAG_SRC_WHATIF_PREPARED_TRACE_H_
+#define STRAG_SRC_WHATIF_PREPARED_TRACE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "graph/megatron/megatron_model.h"
+#include "trace/job_meta.h"
+#include "trace/ops_table.h"
+
+namespace strag::whatif {
+
+// A traced worker: one (dp rank, stage) pair and its global rank.
+struct Worker {
+  int32_t rank = 0;
+  int32_t dp = 0;
+  int32_t pp = 0;
+};
+
+struct PreparedTrace {
+  graph::MegatronModel model;
+  int32_t dp = 0;   // derived: max dp rank + 1
+  int32_t pp = 0;   // derived: max stage + 1
+  int32_t vpp = 1;  // derived: max chunk of the reference instance + 1
+  std::vector<int64_t> steps;  // sorted step ids
+  std::vector<Worker> workers;  // sorted by rank
+  std::vector<int32_t> worker_rank;  // [dp * pp + stage] -> global rank
+
+  // Per (node, instance), layout [node * num_instances() + instance]:
+  std::vector<uint32_t> row;           // row of the ops table
+  std::vector<float> start;            // rebased traced start, s
+  std::vector<float> launch_delay;     // s, clamped
+  std::vector<double> cost;            // traced duration (plain) or transfer (comm), s
+
+  std::vector<float> step_t_base;  // per step: traced max end - min start, s
+
+  size_t num_nodes() const { return model.keys.size(); }
+  size_t num_instances() const { return steps.size() * static_cast<size_t>(dp); }
+  size_t Slot(graph::NodeId v, size_t instance) const {
+    return v * num_instances() + instance;
+  }
+};
+
+// Fails with kInvalidInput naming the step, DP rank and op when the table does
+// not fit the model (an op missing or duplicated in an instance, a p2p op
+// without its peer, a cycle, ...).
+Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
+                                   const trace::JobMeta& meta);
+
+}  // namespace strag::whatif
+
+#endif  // STRAG_SRC_WHATIF_PREPARED_TRACE_H_

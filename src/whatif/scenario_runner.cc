@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "whatif/scenario_runner.h"
+
+#include <algorithm>
+
+namespace strag::whatif {
+namespace {
+
+bool AllSet(const std::vector<uint8_t>& mask) {
+  return std::all_of(mask.begin(), mask.end(), [](uint8_t b) { return b; });
+}
+bool NoneSet(const std::vector<uint8_t>& mask) {
+  return std::none_of(mask.begin(), mask.end(), [](uint8_t b) { return b; });
+}
+
+}  // namespace
+
+ScenarioRunner::ScenarioRunner(const PreparedTrace& trace,
+                               std::span<const double> traced_cost,
+                               std::span<const double> ideal_cost)
+    : trace_(trace), traced_cost_(traced_cost), ideal_cost_(ideal_cost) {}
+
+// An instance is all-ideal when no term touches it (base ideal) or one term
+// covers all its ops (base traced); those of a step share one lane.
+void ScenarioRunner::BuildLanes(Base base, const Selection& x) {
+  const size_t dp = static_cast<size_t>(trace_.dp);
+  std::vector<uint8_t> empty_nodes(x.terms.size()), full_nodes(x.terms.size());
+  for (size_t k = 0; k < x.terms.size(); ++k) {
+    empty_nodes[k] = NoneSet(x.terms[k].nodes);
+    full_nodes[k] = AllSet(x.terms[k].nodes);
+  }
+  lane_instance_.clear();
+  sync_offsets_.assign(1, 0);
+  for (size_t step = 0; step < trace_.steps.size(); ++step) {
+    bool folded = false;
+    for (size_t d = 0; d < dp; ++d) {
+      const size_t i = step * dp + d;
+      bool touched = false, covered = false;
+      for (size_t k = 0; k < x.terms.size(); ++k) {
+        if (!x.terms[k].instances[i] || empty_nodes[k]) continue;
+        touched = true;
+        covered |= full_nodes[k] != 0;
+      }
+      const bool all_ideal = base == Base::kIdeal ? !touched : covered;
+      if (!all_ideal) {
+        lane_instance_.push_back(static_cast<int64_t>(i));
+      } else if (!folded) {
+        lane_instance_.push_back(-1);
+        folded = true;
+      }
+    }
+    sync_offsets_.push_back(static_cast<uint32_t>(lane_instance_.size()));
+  }
+}
+
+replay::StepTimes ScenarioRunner::Run(Base base, const Selection& x) {
+  BuildLanes(base, x);
+  const size_t lanes = lane_instance_.size();
+  const size_t n = trace_.num_nodes();
+  const size_t inst = trace_.num_instances();
+  cost_.resize(n * lanes);
+  for (size_t v = 0; v < n; ++v) {
+    for (size_t l = 0; l < lanes; ++l) {
+      const int64_t i = lane_instance_[l];
+      bool hit = false;
+      if (i >= 0) {
+        for (const SelectionTerm& term : x.terms) {
+          hit |= term.nodes[v] && term.instances[static_cast<size_t>(i)];
+        }
+      }
+      const bool traced = i >= 0 && ((base == Base::kTraced) != hit);
+      cost_[v * lanes + l] =
+          traced ? traced_cost_[v * inst + static_cast<size_t>(i)]
+                 : ideal_cost_[v];
+    }
+  }
+  return Execute(cost_, {});
+}
+
+replay::StepTimes ScenarioRunner::RunTraced(
+    std::span<const float> launch_delay) {
+  const size_t dp = static_cast<size_t>(trace_.dp);
+  lane_instance_.resize(trace_.num_instances());
+  sync_offsets_.clear();
+  for (size_t i = 0; i < lane_instance_.size(); ++i) {
+    lane_instance_[i] = static_cast<int64_t>(i);
+    if (i % dp == 0) sync_offsets_.push_back(static_cast<uint32_t>(i));
+  }
+  sync_offsets_.push_back(static_cast<uint32_t>(lane_instance_.size()));
+  return Execute(traced_cost_, launch_delay);
+}
+
+replay::StepTimes ScenarioRunner::RunIdealLane() {
+  lane_instance_.assign(1, -1);
+  sync_offsets_ = {0, 1};
+  return Execute(ideal_cost_, {});
+}
+
+replay::StepTimes ScenarioRunner::Execute(std::span<const double> cost,
+                                          std::span<const float> launch_delay) {
+  const replay::ReplayInput input{
+      .graph = &trace_.model.graph,
+      .num_lanes = lane_instance_.size(),
+      .cost = cost,
+      .launch_delay = launch_delay,
+      .sync_offsets = sync_offsets_,
+  };
+  replay::Replay(input, &times_);
+  replayed_ops_ += trace_.num_nodes() * lane_instance_.size();
+  return replay::ComputeStepTimes(input, times_, trace_.model.optimizer_nodes);
+}
+
+}  // namespace strag::whatif
