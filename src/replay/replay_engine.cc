@@ -8,49 +8,78 @@
 namespace strag::replay {
 namespace {
 
-// start[v, *] = max(end of deps) (or root_start) + launch delay.
-void StartNode(const ReplayInput& in, graph::NodeId v, ReplayTimes* t) {
-  const size_t lanes = in.num_lanes;
-  double* start = t->start.data() + v * lanes;
+// Lanes are replayed in windows of whole sync domains (steps never interact),
+// sized so that a window's rows of start / end / cost stay in cache.
+constexpr size_t kWindowLanes = 64;
+
+struct Window {
+  size_t lo;     // first lane
+  size_t lanes;  // number of lanes
+  size_t first_domain, end_domain;
+};
+
+// start[v, window] = max(end of deps) (or root_start) + launch delay.
+void StartNode(const ReplayInput& in, const Window& w, graph::NodeId v,
+               ReplayTimes* t) {
+  const size_t stride = in.num_lanes, lanes = w.lanes;
+  double* start = t->start.data() + v * stride + w.lo;
   const uint32_t* dep = in.graph->dep_begin(v);
   const uint32_t* dep_end = in.graph->dep_end(v);
   if (dep == dep_end) {
     std::fill(start, start + lanes, in.root_start);
   } else {
-    const double* first = t->end.data() + size_t{*dep} * lanes;
+    const double* first = t->end.data() + size_t{*dep} * stride + w.lo;
     std::copy(first, first + lanes, start);
     for (++dep; dep != dep_end; ++dep) {
-      const double* e = t->end.data() + size_t{*dep} * lanes;
+      const double* e = t->end.data() + size_t{*dep} * stride + w.lo;
       for (size_t l = 0; l < lanes; ++l) start[l] = std::max(start[l], e[l]);
     }
   }
   if (!in.launch_delay.empty()) {
-    const float* ld = in.launch_delay.data() + v * lanes;
+    const float* ld = in.launch_delay.data() + v * stride + w.lo;
     for (size_t l = 0; l < lanes; ++l) start[l] += static_cast<double>(ld[l]);
   }
 }
 
-void RunGroup(const ReplayInput& in, const graph::CommGroup& group,
-              ReplayTimes* t) {
-  const size_t lanes = in.num_lanes;
-  double* gs = t->scratch.data();
+void RunGroup(const ReplayInput& in, const Window& w,
+              const graph::CommGroup& group, ReplayTimes* t) {
+  const size_t stride = in.num_lanes, lanes = w.lanes;
+  double* gs = t->scratch.data();  // indexed by lane - w.lo
   std::fill(gs, gs + lanes, -std::numeric_limits<double>::infinity());
   for (graph::NodeId m : group.members) {
-    StartNode(in, m, t);
-    const double* start = t->start.data() + m * lanes;
+    StartNode(in, w, m, t);
+    const double* start = t->start.data() + m * stride + w.lo;
     for (size_t l = 0; l < lanes; ++l) gs[l] = std::max(gs[l], start[l]);
   }
   if (group.dp_sync) {
-    for (size_t k = 0; k + 1 < in.sync_offsets.size(); ++k) {
-      const uint32_t lo = in.sync_offsets[k], hi = in.sync_offsets[k + 1];
+    for (size_t k = w.first_domain; k < w.end_domain; ++k) {
+      const size_t lo = in.sync_offsets[k] - w.lo;
+      const size_t hi = in.sync_offsets[k + 1] - w.lo;
       const double m = *std::max_element(gs + lo, gs + hi);
       std::fill(gs + lo, gs + hi, m);
     }
   }
   for (graph::NodeId m : group.members) {
-    double* end = t->end.data() + m * lanes;
-    const double* cost = in.cost.data() + m * lanes;
+    double* end = t->end.data() + m * stride + w.lo;
+    const double* cost = in.cost.data() + m * stride + w.lo;
     for (size_t l = 0; l < lanes; ++l) end[l] = gs[l] + cost[l];
+  }
+}
+
+void ReplayWindow(const ReplayInput& in, const Window& w, ReplayTimes* t) {
+  const size_t stride = in.num_lanes;
+  const auto& groups = in.graph->groups();
+  for (const graph::ScheduleUnit& unit : in.graph->schedule()) {
+    if (unit.is_group) {
+      RunGroup(in, w, groups[unit.id], t);
+      continue;
+    }
+    const graph::NodeId v = unit.id;
+    StartNode(in, w, v, t);
+    const double* start = t->start.data() + v * stride + w.lo;
+    const double* cost = in.cost.data() + v * stride + w.lo;
+    double* end = t->end.data() + v * stride + w.lo;
+    for (size_t l = 0; l < w.lanes; ++l) end[l] = start[l] + cost[l];
   }
 }
 
@@ -61,22 +90,20 @@ void Replay(const ReplayInput& in, ReplayTimes* t) {
   assert(in.cost.size() == n && "cost has one value per node and lane");
   assert(in.launch_delay.empty() || in.launch_delay.size() == n);
   assert(!in.sync_offsets.empty() && in.sync_offsets.back() == in.num_lanes);
-  t->start.resize(n);
-  t->end.resize(n);
-  t->scratch.resize(in.num_lanes);
-  const size_t lanes = in.num_lanes;
-  const auto& groups = in.graph->groups();
-  for (const graph::ScheduleUnit& unit : in.graph->schedule()) {
-    if (unit.is_group) {
-      RunGroup(in, groups[unit.id], t);
-      continue;
+  t->start.Resize(n);
+  t->end.Resize(n);
+  t->scratch.Resize(in.num_lanes);
+  const size_t domains = in.sync_offsets.size() - 1;
+  for (size_t k = 0; k < domains;) {
+    Window w{in.sync_offsets[k], 0, k, k};
+    while (w.end_domain < domains &&
+           (w.end_domain == k ||
+            in.sync_offsets[w.end_domain + 1] - w.lo <= kWindowLanes)) {
+      ++w.end_domain;
     }
-    const graph::NodeId v = unit.id;
-    StartNode(in, v, t);
-    const double* start = t->start.data() + v * lanes;
-    const double* cost = in.cost.data() + v * lanes;
-    double* end = t->end.data() + v * lanes;
-    for (size_t l = 0; l < lanes; ++l) end[l] = start[l] + cost[l];
+    w.lanes = in.sync_offsets[w.end_domain] - w.lo;
+    ReplayWindow(in, w, t);
+    k = w.end_domain;
   }
 }
 

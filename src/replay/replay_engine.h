@@ -22,6 +22,7 @@
 #include <span>
 #include <vector>
 
+#include "base/uninit_buffer.h"
 #include "graph/dep_graph.h"
 
 namespace strag::replay {
@@ -43,9 +44,9 @@ struct ReplayInput {
 // Replayed start and end times, layout [node * num_lanes + lane]. Reused
 // across calls to avoid reallocations.
 struct ReplayTimes {
-  std::vector<double> start;
-  std::vector<double> end;
-  std::vector<double> scratch;  // per-lane rendezvous times
+  UninitBuffer<double> start;
+  UninitBuffer<double> end;
+  UninitBuffer<double> scratch;  // per-lane rendezvous times
 };
 
 void Replay(const ReplayInput& input, ReplayTimes* times);

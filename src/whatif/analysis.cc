@@ -7,6 +7,7 @@
 #include <map>
 
 #include "base/f32.h"
+#include "base/parallel_for.h"
 #include "whatif/scenario_runner.h"
 #include "whatif/selection.h"
 
@@ -81,14 +82,33 @@ std::vector<double> IdealCosts(const PreparedTrace& t,
   return ideal;
 }
 
-Counterfactual Explain(ScenarioRunner* runner, const Selection& x,
+// A counterfactual replay to run: base values everywhere except on `x`.
+struct Task {
+  Base base;
+  Selection x;
+  replay::StepTimes times;  // the result
+};
+
+// Runs `tasks` on the runners (one per worker thread), all with the same
+// costs.
+void RunTasks(std::vector<Task>* tasks, std::vector<ScenarioRunner>* runners,
+              std::span<const double> traced, std::span<const double> ideal) {
+  for (ScenarioRunner& r : *runners) r.SetCosts(traced, ideal);
+  ParallelFor(tasks->size(), runners->size(), [&](size_t task, size_t worker) {
+    Task& t = (*tasks)[task];
+    t.times = (*runners)[worker].Run(t.base, t.x);
+  });
+}
+
+// explain(X) of whatif-spec.md §7.7 from its two replays.
+Counterfactual Explain(const Selection& x, const Task& rem, const Task& add,
                        double t_ori, double t_ideal) {
   Counterfactual c;
   c.selector = x.label;
   c.t_ori = t_ori;
   c.t_ideal = t_ideal;
-  c.t_rem = Mean(runner->Run(Base::kTraced, x).span);
-  c.t_add = Mean(runner->Run(Base::kIdeal, x).span);
+  c.t_rem = Mean(rem.times.span);
+  c.t_add = Mean(add.times.span);
   const double gap = t_ori - t_ideal;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   c.rem = gap != 0 ? (t_ori - c.t_rem) / gap : nan;
@@ -96,19 +116,23 @@ Counterfactual Explain(ScenarioRunner* runner, const Selection& x,
   return c;
 }
 
-void AddGroup(ScenarioRunner* runner, const Selection& x, std::string key,
-              double t_ideal_opt, Decomposition* d) {
-  const replay::StepTimes t = runner->Run(Base::kIdeal, x);
+void AddGroup(const Task& task, std::string key, double t_ideal_opt,
+              Decomposition* d) {
   d->keys.push_back(std::move(key));
-  d->slowdown.push_back(Mean(t.opt) / t_ideal_opt);
-  std::vector<double> per_step(t.opt.size());
-  for (size_t s = 0; s < per_step.size(); ++s) per_step[s] = t.opt[s] / t_ideal_opt;
+  d->slowdown.push_back(Mean(task.times.opt) / t_ideal_opt);
+  std::vector<double> per_step(task.times.opt.size());
+  for (size_t s = 0; s < per_step.size(); ++s) {
+    per_step[s] = task.times.opt[s] / t_ideal_opt;
+  }
   d->per_step.push_back(std::move(per_step));
 }
 
 // Eq. 2 and Eq. 4: un-fix one op group / DP rank / stage in the ideal replay.
-void Decompose(const PreparedTrace& t, ScenarioRunner* runner,
+void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
+               std::span<const double> traced, std::span<const double> ideal,
                double t_ideal_opt, WhatIfResult* r) {
+  std::vector<Task> tasks;
+  std::vector<std::pair<Decomposition*, std::string>> keys;
   for (int g = 0; g < trace::kNumOpGroups; ++g) {
     const auto group = static_cast<trace::OpGroup>(g);
     SelectionTerm term = AllOps(t);
@@ -118,20 +142,24 @@ void Decompose(const PreparedTrace& t, ScenarioRunner* runner,
       any |= term.nodes[v] != 0;
     }
     if (!any) continue;
-    AddGroup(runner, Selection{"", {std::move(term)}},
-             std::string(trace::OpGroupName(group)), t_ideal_opt, &r->by_optype);
+    tasks.push_back({Base::kIdeal, Selection{"", {std::move(term)}}, {}});
+    keys.emplace_back(&r->by_optype, std::string(trace::OpGroupName(group)));
   }
   for (int32_t d = 0; d < t.dp; ++d) {
     SelectionTerm term = AllOps(t);
     for (size_t i = 0; i < term.instances.size(); ++i) {
       term.instances[i] = i % static_cast<size_t>(t.dp) == static_cast<size_t>(d);
     }
-    AddGroup(runner, Selection{"", {std::move(term)}}, std::to_string(d),
-             t_ideal_opt, &r->by_dp_rank);
+    tasks.push_back({Base::kIdeal, Selection{"", {std::move(term)}}, {}});
+    keys.emplace_back(&r->by_dp_rank, std::to_string(d));
   }
   for (int32_t s = 0; s < t.pp; ++s) {
-    AddGroup(runner, SelectStage(t, s), std::to_string(s), t_ideal_opt,
-             &r->by_stage);
+    tasks.push_back({Base::kIdeal, SelectStage(t, s), {}});
+    keys.emplace_back(&r->by_stage, std::to_string(s));
+  }
+  RunTasks(&tasks, runners, traced, ideal);
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    AddGroup(tasks[k], std::move(keys[k].second), t_ideal_opt, keys[k].first);
   }
 }
 
@@ -158,34 +186,48 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   r.steps = t.steps;
   r.step_t_observed.assign(t.step_t_base.begin(), t.step_t_base.end());
   const size_t n = t.num_nodes(), inst = t.num_instances();
+  // Selections are parsed first so that a bad one fails fast.
+  std::vector<Selection> selected;
+  for (const auto* list : {&options.fix, &options.unfix}) {
+    for (const std::string& text : *list) {
+      ASSIGN_OR_RETURN(Selection x, ParseSelection(text, t));
+      selected.push_back(std::move(x));
+    }
+  }
+  // One runner (replay workspace) per thread, reused by every scenario.
+  std::vector<ScenarioRunner> runners;
+  const size_t threads = options.threads ? options.threads : HardwareThreads();
+  runners.reserve(threads);
+  for (size_t k = 0; k < threads; ++k) runners.emplace_back(t);
+  ScenarioRunner& main = runners.front();
 
   // T: the traced durations replayed without launch delays (§6.1).
-  ScenarioRunner traced(t, t.cost, {});
-  const replay::StepTimes nd = traced.RunTraced({});
+  main.SetCosts(t.cost, {});
+  const replay::StepTimes nd = main.RunTraced({});
   std::vector<double> cost_nd(t.cost);  // plain ops: replayed durations D_nd
   for (NodeId v = 0; v < n; ++v) {
     if (t.model.graph.is_comm(v)) continue;
     for (size_t i = 0; i < inst; ++i) {
       const size_t slot = v * inst + i;
-      cost_nd[slot] = traced.times().end[slot] - traced.times().start[slot];
+      cost_nd[slot] = main.times().end[slot] - main.times().start[slot];
     }
   }
   // Self-test: with the measured launch delays the replay gives the trace.
-  traced.RunTraced(t.launch_delay);
+  main.RunTraced(t.launch_delay);
   for (size_t slot = 0; slot < t.start.size(); ++slot) {
     r.self_test_max_error_s =
         std::max(r.self_test_max_error_s,
-                 std::abs(traced.times().start[slot] - static_cast<double>(t.start[slot])));
+                 std::abs(main.times().start[slot] - static_cast<double>(t.start[slot])));
   }
 
   // T_ideal: every op at its pooled ideal value (§6.2).
   const std::vector<double> ideal_in = IdealCosts(t, cost_nd, options.pool);
-  ScenarioRunner ideal_runner(t, t.cost, ideal_in);
-  const replay::StepTimes id = ideal_runner.RunIdealLane();
+  main.SetCosts(t.cost, ideal_in);
+  const replay::StepTimes id = main.RunIdealLane();
   std::vector<double> ideal_cost(ideal_in);  // plain ops: replayed D_id
   for (NodeId v = 0; v < n; ++v) {
     if (!t.model.graph.is_comm(v)) {
-      ideal_cost[v] = ideal_runner.times().end[v] - ideal_runner.times().start[v];
+      ideal_cost[v] = main.times().end[v] - main.times().start[v];
     }
   }
   const double ideal_span = id.span[0], ideal_opt = id.opt[0];
@@ -201,9 +243,8 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
     r.launch_slowdown_per_step.push_back(
         static_cast<double>(t.step_t_base[s]) / nd.opt[s]);
   }
-  for (NodeId v = 0; v < n; ++v) {
+  for (NodeId v = 0; v < n && options.pool == IdealPool::kOpType; ++v) {
     const std::string name(trace::OpTypeName(t.model.keys[v].type));
-    if (options.pool != IdealPool::kOpType) break;
     if (std::none_of(r.ideal.begin(), r.ideal.end(),
                      [&](const IdealValue& x) { return x.op_type == name; })) {
       r.ideal.push_back(IdealValue{name, ideal_in[v]});
@@ -211,12 +252,9 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   }
 
   // Decompositions restore traced durations; counterfactuals use D_nd.
-  ScenarioRunner decompose(t, t.cost, ideal_cost);
-  Decompose(t, &decompose, ideal_opt, &r);
+  Decompose(t, &runners, t.cost, ideal_cost, ideal_opt, &r);
   ScoreWorkers(t, &r);
 
-  ScenarioRunner explain(t, cost_nd, ideal_cost);
-  const double t_ori = Mean(nd.span);
   const size_t num_worst = std::max<size_t>(
       1, static_cast<size_t>(std::ceil(options.worst_worker_fraction *
                                            static_cast<double>(t.workers.size()) -
@@ -225,24 +263,34 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   for (size_t k = 0; k < num_worst && k < r.workers.size(); ++k) {
     worst.push_back(Worker{r.workers[k].rank, r.workers[k].dp, r.workers[k].pp});
   }
-  r.fix_worst_workers =
-      Explain(&explain, SelectWorkers(t, worst), t_ori, ideal_span);
-  for (const Worker& w : worst) r.fix_worst_workers.ranks.push_back(w.rank);
-  r.fix_last_stage =
-      Explain(&explain, SelectStage(t, t.pp - 1), t_ori, ideal_span);
-  for (const Worker& w : t.workers) {
-    if (w.pp == t.pp - 1) r.fix_last_stage.ranks.push_back(w.rank);
+  selected.insert(selected.begin(),
+                  {SelectWorkers(t, worst), SelectStage(t, t.pp - 1)});
+  std::vector<Task> tasks;
+  for (const Selection& x : selected) {
+    tasks.push_back({Base::kTraced, x, {}});
+    tasks.push_back({Base::kIdeal, x, {}});
   }
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const std::string& text : pass == 0 ? options.fix : options.unfix) {
-      ASSIGN_OR_RETURN(Selection x, ParseSelection(text, t));
-      Counterfactual c = Explain(&explain, x, t_ori, ideal_span);
-      c.unfix = pass == 1;
+  RunTasks(&tasks, &runners, cost_nd, ideal_cost);
+  const double t_ori = Mean(nd.span);
+  for (size_t k = 0; k < selected.size(); ++k) {
+    Counterfactual c =
+        Explain(selected[k], tasks[2 * k], tasks[2 * k + 1], t_ori, ideal_span);
+    if (k == 0) {
+      for (const Worker& w : worst) c.ranks.push_back(w.rank);
+      r.fix_worst_workers = std::move(c);
+    } else if (k == 1) {
+      for (const Worker& w : t.workers) {
+        if (w.pp == t.pp - 1) c.ranks.push_back(w.rank);
+      }
+      r.fix_last_stage = std::move(c);
+    } else {
+      c.unfix = k - 2 >= options.fix.size();
       r.selected.push_back(std::move(c));
     }
   }
-  r.replayed_ops = traced.replayed_ops() + ideal_runner.replayed_ops() +
-                   decompose.replayed_ops() + explain.replayed_ops();
+  for (const ScenarioRunner& runner : runners) {
+    r.replayed_ops += runner.replayed_ops();
+  }
   return r;
 }
 

@@ -32,6 +32,9 @@ enum class IdealPool {
 struct WhatIfOptions {
   IdealPool pool = IdealPool::kOpType;
   double worst_worker_fraction = 0.03;  // M_W fixes the worst ceil(3%)
+  // Threads for the independent counterfactual replays (0: one per core).
+  // Results do not depend on it.
+  size_t threads = 0;
   std::vector<std::string> fix;    // selectors, reported as counterfactuals
   std::vector<std::string> unfix;  // same sets, "un-fix only X" emphasised
 };

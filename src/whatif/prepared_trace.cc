@@ -99,24 +99,39 @@ Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
   };
   auto model = graph::BuildMegatronModel(ref, options);
   if (!model.ok()) {
-    return model.status().WithContext(
-        "reference instance (step " + std::to_string(ref_step) +
-        ", dp rank 0)");
+    std::string where = "reference instance (step " +
+                        std::to_string(ref_step) + ", dp rank 0; global rank "
+                        "of stage";
+    for (int32_t s = 0; s < p->pp && s < 16; ++s) {
+      where += (s ? ", " : " ") + std::to_string(s) + ": " +
+               std::to_string(p->worker_rank[static_cast<size_t>(s)]);
+    }
+    return model.status().WithContext(where + (p->pp > 16 ? ", ...)" : ")"));
   }
   p->model = std::move(model).value();
   return Status::Ok();
 }
 
-// Places every row at its (node, instance) slot; each slot exactly once.
-Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p) {
+// Places every row at its (node, instance) slot, each slot exactly once,
+// with its binary32 start, end = fl32(start + dur) and duration; `step_min`
+// gets the earliest start of every step. One pass over the rows in order.
+Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
+                 std::vector<float>* end, std::vector<float>* step_min) {
   const size_t instances = p->num_instances();
   constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
   p->row.assign(p->num_nodes() * instances, kEmpty);
+  p->start.resize(p->row.size());
+  p->cost.resize(p->row.size());
+  end->resize(p->row.size());
+  step_min->assign(p->steps.size(), std::numeric_limits<float>::infinity());
+  size_t step_idx = 0;  // rows usually come grouped by step
   for (size_t r = 0; r < t.size(); ++r) {
     const graph::OpKey key{t.op_type[r], t.seq_id[r], t.pp[r]};
-    const size_t step_idx = static_cast<size_t>(
-        std::lower_bound(p->steps.begin(), p->steps.end(), t.step[r]) -
-        p->steps.begin());
+    if (p->steps[step_idx] != t.step[r]) {
+      step_idx = static_cast<size_t>(
+          std::lower_bound(p->steps.begin(), p->steps.end(), t.step[r]) -
+          p->steps.begin());
+    }
     const int64_t v = p->model.index.Find(key);
     if (v < 0) {
       return InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
@@ -133,6 +148,12 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p) {
                           " appears twice");
     }
     p->row[slot] = static_cast<uint32_t>(r);
+    const float start = t.StartS32(r), dur = t.DurS32(r);
+    p->start[slot] = start;
+    (*end)[slot] = start + dur;  // binary32 addition
+    p->cost[slot] = dur;
+    float& m = (*step_min)[step_idx];
+    m = std::min(m, start);
   }
   for (size_t slot = 0; slot < p->row.size(); ++slot) {
     if (p->row[slot] != kEmpty) continue;
@@ -151,24 +172,12 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p) {
 
 // whatif-spec.md §4: launch delays and transfer times on the traced
 // timeline (binary32), then the per-step rebase and the traced step time.
-void Preprocess(const trace::OpsTable& t, PreparedTrace* p) {
+void Preprocess(const std::vector<float>& end,
+                const std::vector<float>& step_min, PreparedTrace* p) {
   const size_t n = p->num_nodes(), inst = p->num_instances();
   const auto dp = static_cast<size_t>(p->dp);
-  std::vector<float> end(n * inst);
-  p->start.resize(n * inst);
-  std::vector<float> step_min(p->steps.size(),
-                              std::numeric_limits<float>::infinity());
-  for (size_t slot = 0; slot < n * inst; ++slot) {
-    const uint32_t r = p->row[slot];
-    const float s = t.StartS32(r);
-    p->start[slot] = s;
-    end[slot] = s + t.DurS32(r);  // binary32 addition
-    float& m = step_min[(slot % inst) / dp];
-    m = std::min(m, s);
-  }
   const graph::DepGraph& g = p->model.graph;
   p->launch_delay.resize(n * inst);
-  p->cost.resize(n * inst);
   for (NodeId v = 0; v < n; ++v) {
     for (size_t i = 0; i < inst; ++i) {
       float ready = step_min[i / dp];
@@ -180,7 +189,6 @@ void Preprocess(const trace::OpsTable& t, PreparedTrace* p) {
       }
       const size_t slot = p->Slot(v, i);
       p->launch_delay[slot] = Clamp(p->start[slot] - ready);
-      p->cost[slot] = t.DurS32(p->row[slot]);
     }
   }
   for (const graph::CommGroup& group : g.groups()) {
@@ -216,8 +224,9 @@ Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
   PreparedTrace p;
   RETURN_IF_ERROR(DeriveShape(table, &p));
   RETURN_IF_ERROR(BuildModel(table, meta, &p));
-  RETURN_IF_ERROR(PlaceRows(table, &p));
-  Preprocess(table, &p);
+  std::vector<float> end, step_min;
+  RETURN_IF_ERROR(PlaceRows(table, &p, &end, &step_min));
+  Preprocess(end, step_min, &p);
   return p;
 }
 

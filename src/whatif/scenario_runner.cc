@@ -15,11 +15,6 @@ bool NoneSet(const std::vector<uint8_t>& mask) {
 
 }  // namespace
 
-ScenarioRunner::ScenarioRunner(const PreparedTrace& trace,
-                               std::span<const double> traced_cost,
-                               std::span<const double> ideal_cost)
-    : trace_(trace), traced_cost_(traced_cost), ideal_cost_(ideal_cost) {}
-
 // An instance is all-ideal when no term touches it (base ideal) or one term
 // covers all its ops (base traced); those of a step share one lane.
 void ScenarioRunner::BuildLanes(Base base, const Selection& x) {
@@ -58,23 +53,30 @@ replay::StepTimes ScenarioRunner::Run(Base base, const Selection& x) {
   const size_t lanes = lane_instance_.size();
   const size_t n = trace_.num_nodes();
   const size_t inst = trace_.num_instances();
-  cost_.resize(n * lanes);
+  cost_.Resize(n * lanes);
+  std::vector<const SelectionTerm*> active;
   for (size_t v = 0; v < n; ++v) {
+    double* row = cost_.data() + v * lanes;
+    const double* traced = traced_cost_.data() + v * inst;
+    const double ideal = ideal_cost_[v];
+    active.clear();
+    for (const SelectionTerm& term : x.terms) {
+      if (term.nodes[v]) active.push_back(&term);
+    }
     for (size_t l = 0; l < lanes; ++l) {
       const int64_t i = lane_instance_[l];
-      bool hit = false;
-      if (i >= 0) {
-        for (const SelectionTerm& term : x.terms) {
-          hit |= term.nodes[v] && term.instances[static_cast<size_t>(i)];
-        }
+      if (i < 0) {
+        row[l] = ideal;
+        continue;
       }
-      const bool traced = i >= 0 && ((base == Base::kTraced) != hit);
-      cost_[v * lanes + l] =
-          traced ? traced_cost_[v * inst + static_cast<size_t>(i)]
-                 : ideal_cost_[v];
+      bool hit = false;
+      for (const SelectionTerm* term : active) {
+        hit |= term->instances[static_cast<size_t>(i)] != 0;
+      }
+      row[l] = (base == Base::kTraced) != hit ? traced[i] : ideal;
     }
   }
-  return Execute(cost_, {});
+  return Execute(cost_.span(), {});
 }
 
 replay::StepTimes ScenarioRunner::RunTraced(

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "base/uninit_buffer.h"
 #include "replay/replay_engine.h"
 #include "whatif/prepared_trace.h"
 #include "whatif/selection.h"
@@ -27,10 +28,19 @@ enum class Base {
 
 class ScenarioRunner {
  public:
-  // `trace` must outlive the runner. `traced_cost` and `ideal_cost` give the
-  // two values of every op: traced per (node, instance) slot, ideal per node.
-  ScenarioRunner(const PreparedTrace& trace, std::span<const double> traced_cost,
-                 std::span<const double> ideal_cost);
+  // `trace` must outlive the runner.
+  explicit ScenarioRunner(const PreparedTrace& trace) : trace_(trace) {}
+  ScenarioRunner(const ScenarioRunner&) = delete;
+  ScenarioRunner& operator=(const ScenarioRunner&) = delete;
+  ScenarioRunner(ScenarioRunner&&) = default;
+
+  // The two values of every op: traced per (node, instance) slot, ideal per
+  // node. Both spans must outlive their use; the workspace is kept.
+  void SetCosts(std::span<const double> traced_cost,
+                std::span<const double> ideal_cost) {
+    traced_cost_ = traced_cost;
+    ideal_cost_ = ideal_cost;
+  }
 
   // Step times (one per step) of the scenario.
   replay::StepTimes Run(Base base, const Selection& x);
@@ -56,7 +66,7 @@ class ScenarioRunner {
   std::span<const double> ideal_cost_;
   std::vector<int64_t> lane_instance_;  // -1: folded all-ideal lane
   std::vector<uint32_t> sync_offsets_;
-  std::vector<double> cost_;
+  UninitBuffer<double> cost_;
   replay::ReplayTimes times_;
   uint64_t replayed_ops_ = 0;
 };

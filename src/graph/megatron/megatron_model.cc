@@ -124,7 +124,10 @@ Status Builder::MatchP2p(int32_t stage, OpType p2p, OpType compute,
                         std::to_string(cnt) + " " +
                         std::string(trace::OpTypeName(p2p)) + " ops for " +
                         std::to_string(n) + " " +
-                        std::string(trace::OpTypeName(compute)) + " ops");
+                        std::string(trace::OpTypeName(compute)) +
+                        " ops (each needs its " +
+                        std::string(trace::OpTypeName(p2p)) +
+                        "; only the first and last stage may lack them)");
   }
   const int32_t k0 = (!is_send && cnt + 1 == n) ? 1 : 0;
   const int32_t num_chunks = options_.vpp * options_.pp;

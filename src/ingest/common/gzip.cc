@@ -68,7 +68,8 @@ size_t OutputSizeGuess(std::string_view bytes) {
     const auto* tail =
         reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
     const uint32_t isize = uint32_t{tail[0]} | (uint32_t{tail[1]} << 8) |
-                           (uint32_t{tail[2]} << 16) | (uint32_t{tail[3]} << 24);
+                           (uint32_t{tail[2]} << 16) |
+                           (uint32_t{tail[3]} << 24);
     guess = std::max(guess, size_t{isize} + 1);
   }
   return std::clamp(guess, kMinOutputGuess,
@@ -83,9 +84,8 @@ Status Truncated(std::string_view source_name, size_t at) {
 
 Status Corrupt(std::string_view source_name, size_t at, const char* what) {
   return InvalidInput(std::string(source_name) +
-                      ": gzip stream is corrupt at byte " +
-                      std::to_string(at) + ": " +
-                      (what != nullptr ? what : "unknown zlib error"));
+                      ": gzip stream is corrupt at byte " + std::to_string(at) +
+                      ": " + (what != nullptr ? what : "unknown zlib error"));
 }
 
 }  // namespace

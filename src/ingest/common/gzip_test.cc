@@ -17,8 +17,8 @@ std::string Compress(std::string_view text) {
 std::string SampleText() {
   std::string text;
   for (int i = 0; i < 20000; ++i) {
-    text += std::to_string(i) + ",forward-compute," + std::to_string(i * 7) +
-            "\n";
+    text +=
+        std::to_string(i) + ",forward-compute," + std::to_string(i * 7) + "\n";
   }
   return text;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ingest/ops_csv/csv_tokenizer.h"
 
-#include <cstring>
+#include <algorithm>
 #include <utility>
 
 namespace strag::ingest {
@@ -17,8 +17,12 @@ std::string CsvField::Value() const {
   return value;
 }
 
-CsvTokenizer::CsvTokenizer(std::string_view text) : text_(text) {
-  if (text_.starts_with("\xEF\xBB\xBF")) pos_ = 3;
+CsvTokenizer::CsvTokenizer(std::string_view text)
+    : text_(text),
+      cursor_(text.data()),
+      end_(text.data() + text.size()),
+      record_start_(text.data()) {
+  if (text_.starts_with("\xEF\xBB\xBF")) cursor_ += 3;
 }
 
 bool CsvTokenizer::Fail(size_t field_index, std::string what) {
@@ -26,79 +30,98 @@ bool CsvTokenizer::Fail(size_t field_index, std::string what) {
   return false;
 }
 
-bool CsvTokenizer::Next(std::vector<CsvField>* fields) {
-  fields->clear();
+std::string_view CsvTokenizer::RestFromRecordStart() const {
+  return std::string_view(record_start_,
+                          static_cast<size_t>(end_ - record_start_));
+}
+
+bool CsvTokenizer::BeginRecord() {
   if (error_) return false;
   // Blank lines (and the `\r` of blank CRLF lines) are not records.
-  while (pos_ < text_.size() && (text_[pos_] == '\n' || text_[pos_] == '\r')) {
-    if (text_[pos_] == '\n') ++line_;
-    ++pos_;
+  while (cursor_ != end_ && (*cursor_ == '\n' || *cursor_ == '\r')) {
+    if (*cursor_ == '\n') ++line_;
+    ++cursor_;
   }
-  if (pos_ == text_.size()) return false;
+  record_start_ = cursor_;
   record_line_ = line_;
+  return cursor_ != end_;
+}
+
+bool CsvTokenizer::Next(std::vector<CsvField>* fields) {
+  fields->clear();
+  if (!BeginRecord()) return false;
   while (true) {
     CsvField& field = fields->emplace_back();
-    if (text_[pos_] == '"') {
-      if (!ReadQuotedField(fields->size() - 1, &field)) return false;
-    } else {
-      ReadPlainField(&field);
-    }
-    // pos_ is now on the delimiter after the field, or at the end.
-    if (pos_ == text_.size()) return true;
-    if (text_[pos_] == '\n') {
-      ++pos_;
-      ++line_;
-      return true;
-    }
-    ++pos_;  // a ','
-    if (pos_ == text_.size()) {  // "a,b," at the very end: one empty field
-      fields->emplace_back();
-      return true;
+    if (!ReadField(fields->size() - 1, &field)) return false;
+    switch (ConsumeDelimiter()) {
+      case CsvDelimiter::kComma:
+        break;
+      case CsvDelimiter::kRecordEnd:
+        return true;
+      case CsvDelimiter::kNone:
+        return Fail(fields->size() - 1, "unexpected text after the field");
     }
   }
+}
+
+CsvDelimiter CsvTokenizer::ConsumeDelimiter() {
+  if (cursor_ == end_) return CsvDelimiter::kRecordEnd;
+  if (*cursor_ == ',') {
+    ++cursor_;
+    return CsvDelimiter::kComma;
+  }
+  if (*cursor_ == '\r' && cursor_ + 1 != end_ && cursor_[1] == '\n') {
+    ++cursor_;
+  }
+  if (*cursor_ == '\n') {
+    ++cursor_;
+    ++line_;
+    return CsvDelimiter::kRecordEnd;
+  }
+  if (*cursor_ == '\r' && cursor_ + 1 == end_) {
+    ++cursor_;
+    return CsvDelimiter::kRecordEnd;
+  }
+  return CsvDelimiter::kNone;
+}
+
+bool CsvTokenizer::ReadField(size_t field_index, CsvField* field) {
+  if (cursor_ != end_ && *cursor_ == '"') {
+    return ReadQuotedField(field_index, field);
+  }
+  ReadPlainField(field);
+  return true;
 }
 
 void CsvTokenizer::ReadPlainField(CsvField* field) {
-  const char* begin = text_.data() + pos_;
-  const char* end = text_.data() + text_.size();
-  const char* p = begin;
-  while (p != end && *p != ',' && *p != '\n') ++p;
-  pos_ = static_cast<size_t>(p - text_.data());
-  const char* field_end = p;
-  // The `\r` of a CRLF line end belongs to no field.
-  if (field_end != begin && field_end[-1] == '\r' && (p == end || *p == '\n')) {
-    --field_end;
-  }
-  field->text = std::string_view(begin, static_cast<size_t>(field_end - begin));
+  const char* p = cursor_;
+  // A `\r` ends the field only as part of a line end.
+  while (!IsFieldEnd(p)) ++p;
+  field->text = std::string_view(cursor_, static_cast<size_t>(p - cursor_));
+  cursor_ = p;
 }
 
 bool CsvTokenizer::ReadQuotedField(size_t field_index, CsvField* field) {
-  const size_t begin = pos_ + 1;
-  size_t p = begin;
+  const char* begin = cursor_ + 1;
+  const char* p = begin;
   while (true) {
-    const size_t quote = text_.find('"', p);
-    if (quote == std::string_view::npos) {
+    const char* quote = std::find(p, end_, '"');
+    if (quote == end_) {
       return Fail(field_index, "quoted field has no closing quote");
     }
     // Line breaks inside quotes are data; keep line numbers true.
-    for (size_t i = p; i < quote; ++i) line_ += text_[i] == '\n' ? 1 : 0;
-    if (quote + 1 < text_.size() && text_[quote + 1] == '"') {
+    line_ += static_cast<size_t>(std::count(p, quote, '\n'));
+    if (quote + 1 != end_ && quote[1] == '"') {
       field->escaped = true;
       p = quote + 2;
       continue;
     }
     field->quoted = true;
-    field->text = text_.substr(begin, quote - begin);
-    pos_ = quote + 1;
+    field->text = std::string_view(begin, static_cast<size_t>(quote - begin));
+    cursor_ = quote + 1;
     break;
   }
-  if (pos_ < text_.size() && text_[pos_] == '\r' &&
-      (pos_ + 1 == text_.size() || text_[pos_ + 1] == '\n')) {
-    ++pos_;
-  }
-  if (pos_ == text_.size() || text_[pos_] == ',' || text_[pos_] == '\n') {
-    return true;
-  }
+  if (IsFieldEnd(cursor_)) return true;
   return Fail(field_index, "unexpected text after the closing quote");
 }
 

@@ -6,11 +6,17 @@
 // (skipped), fields in double quotes that may hold `,`, `""` (one quote)
 // and line breaks. A quote inside an unquoted field is kept as text.
 //
-// Usage:
+// Two levels of use. Whole records:
 //   CsvTokenizer tok(text);
 //   std::vector<CsvField> fields;
 //   while (tok.Next(&fields)) { ... tok.record_line() ... }
 //   if (tok.error()) { ... tok.error()->line, tok.error()->what ... }
+// or field by field, for readers that convert numbers in place and so scan
+// each byte once (see ops_csv_reader.cc):
+//   while (tok.BeginRecord()) {
+//     ... std::from_chars(tok.cursor(), tok.end(), x) ... tok.Advance(ptr);
+//     ... tok.ReadField(i, &field) ...; tok.ConsumeDelimiter() ...
+//   }
 
 #ifndef STRAG_SRC_INGEST_OPS_CSV_CSV_TOKENIZER_H_
 #define STRAG_SRC_INGEST_OPS_CSV_CSV_TOKENIZER_H_
@@ -34,11 +40,18 @@ struct CsvField {
   std::string Value() const;
 };
 
-// A malformed record: 1-based line and 0-based field index where it starts.
+// A malformed record: 1-based line and 0-based field index where it is.
 struct CsvError {
   size_t line = 0;
   size_t field_index = 0;
   std::string what;
+};
+
+// What ConsumeDelimiter found after a field.
+enum class CsvDelimiter {
+  kComma,      // another field follows
+  kRecordEnd,  // `\n`, `\r\n` or the end of the input
+  kNone,       // anything else (left unconsumed)
 };
 
 class CsvTokenizer {
@@ -52,20 +65,45 @@ class CsvTokenizer {
   // which. O(record length).
   bool Next(std::vector<CsvField>* fields);
 
-  // 1-based line on which the last record returned by Next() starts.
+  // Skips blank lines and starts a record; false at the end of the input.
+  bool BeginRecord();
+  // Reads the field at the cursor, quoted or not, and leaves the cursor on
+  // the delimiter after it. False (and error() set) on a broken quote.
+  bool ReadField(size_t field_index, CsvField* field);
+  // Consumes the `,` or line end at the cursor, if that is what is there.
+  CsvDelimiter ConsumeDelimiter();
+  // True when a field may end at `p`: `,`, `\n`, `\r\n`, `\r` at the end, or
+  // the end of the input.
+  bool IsFieldEnd(const char* p) const {
+    return p == end_ || *p == ',' || *p == '\n' ||
+           (*p == '\r' && (p + 1 == end_ || p[1] == '\n'));
+  }
+
+  // The next unread byte, and the end of the input.
+  const char* cursor() const { return cursor_; }
+  const char* end() const { return end_; }
+  // Moves the cursor forward to `p`, which must not pass a line break.
+  void Advance(const char* p) { cursor_ = p; }
+
+  // 1-based line on which the current record starts.
   size_t record_line() const { return record_line_; }
+  // The text of the current record from its start to the end of the input.
+  std::string_view RestFromRecordStart() const;
   // Bytes consumed so far (for size estimates).
-  size_t position() const { return pos_; }
+  size_t position() const {
+    return static_cast<size_t>(cursor_ - text_.data());
+  }
   const std::optional<CsvError>& error() const { return error_; }
 
  private:
-  // Reads one field starting at pos_; returns false on a malformed field.
   bool ReadQuotedField(size_t field_index, CsvField* field);
   void ReadPlainField(CsvField* field);
   bool Fail(size_t field_index, std::string what);
 
   std::string_view text_;
-  size_t pos_ = 0;
+  const char* cursor_;
+  const char* end_;
+  const char* record_start_;
   size_t line_ = 1;
   size_t record_line_ = 0;
   std::optional<CsvError> error_;

@@ -32,7 +32,8 @@ TEST(CsvTokenizerTest, SplitsFields) {
 
 // CRLF, a BOM, blank lines, a trailing comma and no final newline.
 TEST(CsvTokenizerTest, HandlesLineEnds) {
-  EXPECT_EQ(Tokenize("\xEF\xBB\xBF" "a,b\r\n\r\n\nc,\"d\"\r\ne,"),
+  EXPECT_EQ(Tokenize("\xEF\xBB\xBF"
+                     "a,b\r\n\r\n\nc,\"d\"\r\ne,"),
             (Records{{"a", "b"}, {"c", "d"}, {"e", ""}}));
 }
 
@@ -67,8 +68,7 @@ TEST(CsvTokenizerTest, QuotesOnlyWhenNeeded) {
   out += '|';
   AppendCsvField("a,\"b\"\n", &out);
   EXPECT_EQ(out, "plain text|\"a,\"\"b\"\"\n\"");
-  EXPECT_EQ(Tokenize(out.substr(out.find('|') + 1)),
-            (Records{{"a,\"b\"\n"}}));
+  EXPECT_EQ(Tokenize(out.substr(out.find('|') + 1)), (Records{{"a,\"b\"\n"}}));
 }
 
 }  // namespace

@@ -112,8 +112,7 @@ Result<std::string> MetaYamlParser::ParseValue(const std::string& key,
   if (text.starts_with('|') || text.starts_with('>')) {
     return KeyError(key, "multi-line values are not supported");
   }
-  if (text.starts_with('&') || text.starts_with('*') ||
-      text.starts_with('!')) {
+  if (text.starts_with('&') || text.starts_with('*') || text.starts_with('!')) {
     return KeyError(key, "anchors, aliases and tags are not supported");
   }
   return std::string(TrimRight(StripComment(text)));
@@ -143,7 +142,9 @@ Result<std::string> MetaYamlParser::ParseQuoted(const std::string& key,
     }
     value.push_back(c);
   }
-  if (i >= text.size()) return KeyError(key, "quoted value has no closing quote");
+  if (i >= text.size()) {
+    return KeyError(key, "quoted value has no closing quote");
+  }
   const std::string_view rest = TrimLeft(text.substr(i + 1));
   if (!rest.empty() && !rest.starts_with('#')) {
     return KeyError(key, "unexpected text after the closing quote");

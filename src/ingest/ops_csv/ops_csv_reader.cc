@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -23,7 +24,7 @@ namespace {
 using ops_csv::Column;
 using trace::OpType;
 
-// Header fields that are not a known column; see FieldRole.
+// Role of a header field that is not a known column (see `roles_`).
 constexpr int8_t kExtraField = -1;
 
 // Finds an op type by name with at most a couple of comparisons: names are
@@ -82,6 +83,31 @@ std::string Quoted(std::string_view text) {
   return quoted;
 }
 
+// Parses `[-]digits` at `p` as T and returns the end of the digits, or
+// nullptr when there is no number, more than 18 digits, or a value that does
+// not fit T; then the caller's slow path (std::from_chars on the whole
+// field) decides. Accepts exactly what std::from_chars accepts, only faster
+// because it is inlined.
+template <typename T>
+const char* ParseDecimal(const char* p, const char* end, T* out) {
+  const bool negative = p != end && *p == '-';
+  if (negative) ++p;
+  const char* digits = p;
+  uint64_t magnitude = 0;
+  while (p != end && static_cast<unsigned char>(*p - '0') < 10) {
+    if (p - digits == 18) return nullptr;
+    magnitude = magnitude * 10 + static_cast<uint64_t>(*p - '0');
+    ++p;
+  }
+  if (p == digits) return nullptr;
+  const uint64_t limit =
+      static_cast<uint64_t>(std::numeric_limits<T>::max()) + (negative ? 1 : 0);
+  if (magnitude > limit) return nullptr;
+  const auto value = static_cast<int64_t>(magnitude);
+  *out = static_cast<T>(negative ? -value : value);
+  return p;
+}
+
 // Smallest accepted value of an integer column.
 enum class IntMin : uint8_t {
   kAny,          // step ids may be any integer
@@ -89,6 +115,12 @@ enum class IntMin : uint8_t {
   kMinusOne,     // mc, mb_id, gmc: -1 means "none"
 };
 
+// Converts the ops CSV in one pass. Numbers are parsed where they lie in the
+// input (std::from_chars from the tokenizer's cursor), so each byte of a
+// numeric field is read once and nothing is copied; anything unusual (a
+// quoted or malformed field) takes the general path through
+// CsvTokenizer::ReadField, which also builds the error messages. The
+// bool-returning functions leave their error in `error_`.
 class OpsCsvParser {
  public:
   OpsCsvParser(std::string_view csv, std::string_view source_name)
@@ -100,16 +132,29 @@ class OpsCsvParser {
   Status ReadHeader();
   Status CheckRequiredColumns() const;
   void ReserveRows();
-  bool ParseRow();
+  Status ParseRows();
   bool ParseField(size_t field_index);
   template <typename T>
-  bool ParseInt(size_t field_index, IntMin min, std::vector<T>* column);
-  bool ParseSeconds(size_t field_index, bool is_duration,
-                    std::vector<int64_t>* ns, std::vector<float>* s32);
-  bool ParseOpType(size_t field_index);
+  bool ReadInt(size_t field_index, IntMin min, std::vector<T>* column);
+  template <typename T>
+  bool ReadIntSlow(size_t field_index, IntMin min, std::vector<T>* column);
+  template <typename T>
+  bool StoreInt(size_t field_index, IntMin min, std::string_view text, T value,
+                std::vector<T>* column);
+  bool ReadSeconds(size_t field_index, bool is_duration,
+                   std::vector<int64_t>* ns, std::vector<float>* s32);
+  bool ReadSecondsSlow(size_t field_index, bool is_duration,
+                       std::vector<int64_t>* ns, std::vector<float>* s32);
+  bool StoreSeconds(size_t field_index, bool is_duration, std::string_view text,
+                    double seconds, std::vector<int64_t>* ns,
+                    std::vector<float>* s32);
+  bool ReadOpType(size_t field_index);
+  bool ReadExtra(size_t field_index);
+  bool ReadFieldText(size_t field_index, std::string* text);
   void FillAbsentColumns();
 
   Status TokenizerError() const;
+  Status FieldCountError() const;
   bool FieldError(size_t field_index, const std::string& what);
   std::string LinePrefix(size_t line) const;
 
@@ -118,23 +163,19 @@ class OpsCsvParser {
   std::string_view source_;
   const OpTypeLookup& op_types_ = GetOpTypeLookup();
 
-  std::vector<std::string> names_;  // header, one per field
-  std::vector<int8_t> roles_;       // per field: a Column, or kExtraField
+  std::vector<std::string> names_;   // header, one per field
+  std::vector<int8_t> roles_;        // per field: a Column, or kExtraField
   std::vector<size_t> extra_index_;  // per field: index in table_.extra
   std::array<bool, ops_csv::kNumColumns> present_{};
-  std::vector<CsvField> fields_;  // the current record, reused
   trace::OpsTable table_;
-  Status error_;  // set by the bool-returning hot-path functions
+  Status error_;
 };
 
 Result<trace::OpsTable> OpsCsvParser::Parse() && {
   RETURN_IF_ERROR(ReadHeader());
   RETURN_IF_ERROR(CheckRequiredColumns());
   ReserveRows();
-  while (tokenizer_.Next(&fields_)) {
-    if (!ParseRow()) return error_;
-  }
-  if (tokenizer_.error()) return TokenizerError();
+  RETURN_IF_ERROR(ParseRows());
   FillAbsentColumns();
   return std::move(table_);
 }
@@ -152,6 +193,18 @@ Status OpsCsvParser::TokenizerError() const {
   return InvalidInput(LinePrefix(error.line) + where + error.what);
 }
 
+// Re-reads the current record with the general tokenizer to count its
+// fields (error path only).
+Status OpsCsvParser::FieldCountError() const {
+  CsvTokenizer record(tokenizer_.RestFromRecordStart());
+  std::vector<CsvField> fields;
+  record.Next(&fields);
+  return InvalidInput(LinePrefix(tokenizer_.record_line()) + "expected " +
+                      std::to_string(names_.size()) +
+                      " fields as in the header, found " +
+                      std::to_string(fields.size()));
+}
+
 bool OpsCsvParser::FieldError(size_t field_index, const std::string& what) {
   error_ = InvalidInput(LinePrefix(tokenizer_.record_line()) + "column '" +
                         names_[field_index] + "': " + what);
@@ -159,13 +212,14 @@ bool OpsCsvParser::FieldError(size_t field_index, const std::string& what) {
 }
 
 Status OpsCsvParser::ReadHeader() {
-  if (!tokenizer_.Next(&fields_)) {
+  std::vector<CsvField> fields;
+  if (!tokenizer_.Next(&fields)) {
     if (tokenizer_.error()) return TokenizerError();
     return InvalidInput(std::string(source_) +
                         ": empty file (expected a header line)");
   }
-  for (size_t i = 0; i < fields_.size(); ++i) {
-    std::string name = fields_[i].Value();
+  for (const CsvField& field : fields) {
+    std::string name = field.Value();
     if (std::find(names_.begin(), names_.end(), name) != names_.end()) {
       return InvalidInput(LinePrefix(1) + "duplicate column '" + name + "'");
     }
@@ -227,55 +281,87 @@ void OpsCsvParser::ReserveRows() {
   for (trace::ExtraColumn& extra : table_.extra) extra.values.reserve(rows);
 }
 
-bool OpsCsvParser::ParseRow() {
-  if (fields_.size() != names_.size()) {
-    error_ = InvalidInput(LinePrefix(tokenizer_.record_line()) + "expected " +
-                          std::to_string(names_.size()) +
-                          " fields as in the header, found " +
-                          std::to_string(fields_.size()));
-    return false;
+Status OpsCsvParser::ParseRows() {
+  const size_t last = names_.size() - 1;
+  while (tokenizer_.BeginRecord()) {
+    for (size_t i = 0; i <= last; ++i) {
+      if (!ParseField(i)) return error_;
+      const CsvDelimiter delimiter = tokenizer_.ConsumeDelimiter();
+      const bool expected = i < last ? delimiter == CsvDelimiter::kComma
+                                     : delimiter == CsvDelimiter::kRecordEnd;
+      if (!expected) return FieldCountError();
+    }
   }
-  for (size_t i = 0; i < fields_.size(); ++i) {
-    if (!ParseField(i)) return false;
-  }
-  return true;
+  if (tokenizer_.error()) return TokenizerError();
+  return Status::Ok();
 }
 
 bool OpsCsvParser::ParseField(size_t i) {
-  if (roles_[i] == kExtraField) {
-    table_.extra[extra_index_[i]].values.push_back(fields_[i].Value());
-    return true;
-  }
+  if (roles_[i] == kExtraField) return ReadExtra(i);
   switch (static_cast<Column>(roles_[i])) {
-    case Column::kDp: return ParseInt(i, IntMin::kNonNegative, &table_.dp);
-    case Column::kPp: return ParseInt(i, IntMin::kNonNegative, &table_.pp);
-    case Column::kRank: return ParseInt(i, IntMin::kNonNegative, &table_.rank);
-    case Column::kStep: return ParseInt(i, IntMin::kAny, &table_.step);
-    case Column::kOpType: return ParseOpType(i);
+    case Column::kDp:
+      return ReadInt(i, IntMin::kNonNegative, &table_.dp);
+    case Column::kPp:
+      return ReadInt(i, IntMin::kNonNegative, &table_.pp);
+    case Column::kRank:
+      return ReadInt(i, IntMin::kNonNegative, &table_.rank);
+    case Column::kStep:
+      return ReadInt(i, IntMin::kAny, &table_.step);
+    case Column::kOpType:
+      return ReadOpType(i);
     case Column::kStart:
-      return ParseSeconds(i, /*is_duration=*/false, &table_.start_ns,
-                          &table_.start_s32);
+      return ReadSeconds(i, /*is_duration=*/false, &table_.start_ns,
+                         &table_.start_s32);
     case Column::kDur:
-      return ParseSeconds(i, /*is_duration=*/true, &table_.dur_ns,
-                          &table_.dur_s32);
+      return ReadSeconds(i, /*is_duration=*/true, &table_.dur_ns,
+                         &table_.dur_s32);
     case Column::kSeqId:
-      return ParseInt(i, IntMin::kNonNegative, &table_.seq_id);
-    case Column::kChunk: return ParseInt(i, IntMin::kMinusOne, &table_.chunk);
+      return ReadInt(i, IntMin::kNonNegative, &table_.seq_id);
+    case Column::kChunk:
+      return ReadInt(i, IntMin::kMinusOne, &table_.chunk);
     case Column::kMicrobatch:
-      return ParseInt(i, IntMin::kMinusOne, &table_.microbatch);
+      return ReadInt(i, IntMin::kMinusOne, &table_.microbatch);
     case Column::kGlobalChunk:
-      return ParseInt(i, IntMin::kMinusOne, &table_.global_chunk);
-    case Column::kTp: return ParseInt(i, IntMin::kNonNegative, &table_.tp);
-    case Column::kCp: return ParseInt(i, IntMin::kNonNegative, &table_.cp);
+      return ReadInt(i, IntMin::kMinusOne, &table_.global_chunk);
+    case Column::kTp:
+      return ReadInt(i, IntMin::kNonNegative, &table_.tp);
+    case Column::kCp:
+      return ReadInt(i, IntMin::kNonNegative, &table_.cp);
     case Column::kTokens:
-      return ParseInt(i, IntMin::kNonNegative, &table_.tokens);
+      return ReadInt(i, IntMin::kNonNegative, &table_.tokens);
   }
   return FieldError(i, "internal error: unhandled column");  // unreachable
 }
 
+// The whole field as text (unquoted); the general path.
+bool OpsCsvParser::ReadFieldText(size_t i, std::string* text) {
+  CsvField field;
+  if (!tokenizer_.ReadField(i, &field)) {
+    error_ = TokenizerError();
+    return false;
+  }
+  *text = field.Value();
+  return true;
+}
+
 template <typename T>
-bool OpsCsvParser::ParseInt(size_t i, IntMin min, std::vector<T>* column) {
-  const std::string_view text = fields_[i].text;
+bool OpsCsvParser::ReadInt(size_t i, IntMin min, std::vector<T>* column) {
+  const char* begin = tokenizer_.cursor();
+  T value{};
+  const char* ptr = ParseDecimal(begin, tokenizer_.end(), &value);
+  if (ptr == nullptr || !tokenizer_.IsFieldEnd(ptr)) {
+    return ReadIntSlow(i, min, column);
+  }
+  tokenizer_.Advance(ptr);
+  return StoreInt(i, min,
+                  std::string_view(begin, static_cast<size_t>(ptr - begin)),
+                  value, column);
+}
+
+template <typename T>
+bool OpsCsvParser::ReadIntSlow(size_t i, IntMin min, std::vector<T>* column) {
+  std::string text;
+  if (!ReadFieldText(i, &text)) return false;
   if (text.empty() && min == IntMin::kMinusOne) {  // an empty mc means none
     column->push_back(-1);
     return true;
@@ -289,21 +375,43 @@ bool OpsCsvParser::ParseInt(size_t i, IntMin min, std::vector<T>* column) {
   if (ec != std::errc() || ptr != end) {
     return FieldError(i, Quoted(text) + " is not an integer");
   }
+  return StoreInt(i, min, text, value, column);
+}
+
+template <typename T>
+bool OpsCsvParser::StoreInt(size_t i, IntMin min, std::string_view text,
+                            T value, std::vector<T>* column) {
   if (min == IntMin::kNonNegative && value < 0) {
     return FieldError(i, std::string(text) + " is negative");
   }
   if (min == IntMin::kMinusOne && value < -1) {
-    return FieldError(i, std::string(text) +
-                             " is invalid (expected -1 for none, or >= 0)");
+    return FieldError(
+        i, std::string(text) + " is invalid (expected -1 for none, or >= 0)");
   }
   column->push_back(value);
   return true;
 }
 
-bool OpsCsvParser::ParseSeconds(size_t i, bool is_duration,
-                                std::vector<int64_t>* ns,
-                                std::vector<float>* s32) {
-  const std::string_view text = fields_[i].text;
+bool OpsCsvParser::ReadSeconds(size_t i, bool is_duration,
+                               std::vector<int64_t>* ns,
+                               std::vector<float>* s32) {
+  const char* begin = tokenizer_.cursor();
+  double seconds = 0;
+  const auto [ptr, ec] = std::from_chars(begin, tokenizer_.end(), seconds);
+  if (ec != std::errc() || !tokenizer_.IsFieldEnd(ptr)) {
+    return ReadSecondsSlow(i, is_duration, ns, s32);
+  }
+  tokenizer_.Advance(ptr);
+  return StoreSeconds(i, is_duration,
+                      std::string_view(begin, static_cast<size_t>(ptr - begin)),
+                      seconds, ns, s32);
+}
+
+bool OpsCsvParser::ReadSecondsSlow(size_t i, bool is_duration,
+                                   std::vector<int64_t>* ns,
+                                   std::vector<float>* s32) {
+  std::string text;
+  if (!ReadFieldText(i, &text)) return false;
   double seconds = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, seconds);
@@ -313,6 +421,13 @@ bool OpsCsvParser::ParseSeconds(size_t i, bool is_duration,
   if (ec != std::errc() || ptr != end) {
     return FieldError(i, Quoted(text) + " is not a number");
   }
+  return StoreSeconds(i, is_duration, text, seconds, ns, s32);
+}
+
+bool OpsCsvParser::StoreSeconds(size_t i, bool is_duration,
+                                std::string_view text, double seconds,
+                                std::vector<int64_t>* ns,
+                                std::vector<float>* s32) {
   if (!std::isfinite(seconds)) {
     return FieldError(i, Quoted(text) + " is not a finite number");
   }
@@ -320,22 +435,33 @@ bool OpsCsvParser::ParseSeconds(size_t i, bool is_duration,
     return FieldError(i, std::string(text) + " is negative");
   }
   if (std::fabs(seconds) > ops_csv::kMaxAbsSeconds) {
-    return FieldError(i, std::string(text) +
-                             " is out of range (more than 9.2e9 seconds)");
+    return FieldError(
+        i, std::string(text) + " is out of range (more than 9.2e9 seconds)");
   }
   ns->push_back(ops_csv::SecondsToNs(seconds));
   s32->push_back(static_cast<float>(seconds));
   return true;
 }
 
-bool OpsCsvParser::ParseOpType(size_t i) {
-  const std::string_view text = fields_[i].text;
-  const std::optional<OpType> type = op_types_.Find(text);
+bool OpsCsvParser::ReadOpType(size_t i) {
+  CsvField field;
+  if (!tokenizer_.ReadField(i, &field)) {
+    error_ = TokenizerError();
+    return false;
+  }
+  const std::optional<OpType> type = op_types_.Find(field.text);
   if (!type) {
-    return FieldError(i, "unknown op type " + Quoted(text) +
+    return FieldError(i, "unknown op type " + Quoted(field.Value()) +
                              " (expected one of " + ExpectedOpTypes() + ")");
   }
   table_.op_type.push_back(*type);
+  return true;
+}
+
+bool OpsCsvParser::ReadExtra(size_t i) {
+  std::string text;
+  if (!ReadFieldText(i, &text)) return false;
+  table_.extra[extra_index_[i]].values.push_back(std::move(text));
   return true;
 }
 

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <string_view>
 
 #include "ingest/common/file.h"
+#include "ingest/ops_csv/ops_csv_schema.h"
 #include "trace/op_type.h"
 
 namespace strag::ingest {
@@ -76,7 +79,8 @@ TEST(OpsCsvReaderTest, ParsesEveryColumn) {
   EXPECT_EQ(t.extra[0].values,
             (std::vector<std::string>{"fwd, mb 1", "say \"hi\""}));
   EXPECT_EQ(t.extra[1].name, "seq_lens");
-  EXPECT_EQ(t.extra[1].values, (std::vector<std::string>{"[1024, 3072]", "[]"}));
+  EXPECT_EQ(t.extra[1].values,
+            (std::vector<std::string>{"[1024, 3072]", "[]"}));
 }
 
 // Times keep both forms: binary32 seconds exactly as (float)d, and
@@ -130,16 +134,30 @@ TEST(OpsCsvReaderTest, AcceptsCrlfBlankLinesAndNoFinalNewline) {
   EXPECT_EQ(result->dur_ns[1], 250000000);
   EXPECT_EQ(result->seq_id[1], 0);
 
-  ExpectInvalid(csv + "\r\n\r\n0,0,0,1,gc,x,0,0\r\n",
-                {"trace.csv: line 6: column 'start_ts': \"x\" is not a number"});
+  ExpectInvalid(
+      csv + "\r\n\r\n0,0,0,1,gc,x,0,0\r\n",
+      {"trace.csv: line 6: column 'start_ts': \"x\" is not a number"});
+}
+
+// Quoted numbers and op types are read like plain ones.
+TEST(OpsCsvReaderTest, AcceptsQuotedNumbers) {
+  const Result<trace::OpsTable> result = ParseOpsCsv(
+      WithRows({"\"1\",0,\"7\",2,\"gc\",\"0.5\",\"1e-3\",0,\"\",-1,-1"}),
+      "trace.csv");
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->dp[0], 1);
+  EXPECT_EQ(result->rank[0], 7);
+  EXPECT_EQ(result->op_type[0], OpType::kGc);
+  EXPECT_EQ(result->start_ns[0], 500000000);
+  EXPECT_EQ(result->dur_ns[0], 1000000);
+  EXPECT_EQ(result->chunk[0], -1);
 }
 
 // Every op type name of trace::OpTypeName parses back to its type.
 TEST(OpsCsvReaderTest, ParsesEveryOpType) {
   std::string csv(kHeader);
   for (int i = 0; i < trace::kNumOpTypes; ++i) {
-    csv += "0,0,0,1," +
-           std::string(trace::OpTypeName(static_cast<OpType>(i))) +
+    csv += "0,0,0,1," + std::string(trace::OpTypeName(static_cast<OpType>(i))) +
            ",0,0," + std::to_string(i) + ",-1,-1,-1\n";
   }
   const Result<trace::OpsTable> result = ParseOpsCsv(csv, "trace.csv");
@@ -177,10 +195,10 @@ TEST(OpsCsvReaderTest, MissingRequiredColumn) {
 
 // A non-numeric time names file, line and column.
 TEST(OpsCsvReaderTest, NonNumericField) {
-  ExpectInvalid(WithRows({"0,0,0,1,gc,0,0,0,-1,-1,-1",
-                          "0,0,0,1,gc,0,abc,1,-1,-1,-1"}),
-                {"trace.csv: line 3: column 'duration': \"abc\" is not a "
-                 "number"});
+  ExpectInvalid(
+      WithRows({"0,0,0,1,gc,0,0,0,-1,-1,-1", "0,0,0,1,gc,0,abc,1,-1,-1,-1"}),
+      {"trace.csv: line 3: column 'duration': \"abc\" is not a "
+       "number"});
   ExpectInvalid(WithRows({"0,0,0,1,gc,1.5s,0,0,-1,-1,-1"}),
                 {"trace.csv: line 2: column 'start_ts': \"1.5s\" is not a "
                  "number"});
@@ -245,9 +263,10 @@ TEST(OpsCsvReaderTest, WrongFieldCount) {
 TEST(OpsCsvReaderTest, MalformedFileStructure) {
   ExpectInvalid("", {"trace.csv: empty file"});
   ExpectInvalid("\n\r\n", {"trace.csv: empty file"});
-  ExpectInvalid("dp_rank,stage,rank,step,optype,start_ts,duration,seq_id,"
-                "rank\n",
-                {"trace.csv: line 1: duplicate column 'rank'"});
+  ExpectInvalid(
+      "dp_rank,stage,rank,step,optype,start_ts,duration,seq_id,"
+      "rank\n",
+      {"trace.csv: line 1: duplicate column 'rank'"});
   ExpectInvalid(
       "dp_rank,stage,rank,step,optype,start_ts,duration,seq_id,name\n"
       "0,0,0,1,gc,0,0,0,\"open\n",
@@ -259,18 +278,37 @@ TEST(OpsCsvReaderTest, MalformedFileStructure) {
        "quote"});
 }
 
+// SecondsToNs is exactly llround(s * 1e9), ties and negatives included.
+TEST(OpsCsvReaderTest, SecondsToNsMatchesLlround) {
+  for (double s :
+       {0.0, -0.0, 0.5e-9, -0.5e-9, 1.5e-9, -2.5e-9, 2.6883304119110107, -1e-10,
+        9.2e9, -9.2e9, 1234.5678901234}) {
+    EXPECT_EQ(ops_csv::SecondsToNs(s), std::llround(s * 1e9)) << s;
+  }
+  uint64_t state = 7;  // fixed seed: deterministic
+  for (int i = 0; i < 100000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double s = static_cast<double>(static_cast<int64_t>(state >> 11)) *
+                     std::ldexp(1.0, -(static_cast<int>(state % 90) + 10));
+    const double signed_s = (state & 1) != 0 ? -s : s;
+    if (std::fabs(signed_s) > ops_csv::kMaxAbsSeconds) continue;
+    ASSERT_EQ(ops_csv::SecondsToNs(signed_s), std::llround(signed_s * 1e9))
+        << signed_s;
+  }
+}
+
 std::string DataPath(std::string_view relative) {
   return std::string(STRAG_SHARED_DATA_DIR) + std::string(relative);
 }
 
 // Reads a published trace, or skips the test when the data is absent.
-#define READ_GOLDEN_OR_SKIP(var, relative)                                  \
-  const std::string var##_path = DataPath(relative);                        \
-  if (!std::filesystem::exists(var##_path)) {                               \
-    GTEST_SKIP() << "reference data not found at " << var##_path;           \
-  }                                                                         \
-  const Result<std::string> var##_bytes = ReadFileMaybeGz(var##_path);      \
-  ASSERT_TRUE(var##_bytes.ok()) << var##_bytes.status().message();          \
+#define READ_GOLDEN_OR_SKIP(var, relative)                                   \
+  const std::string var##_path = DataPath(relative);                         \
+  if (!std::filesystem::exists(var##_path)) {                                \
+    GTEST_SKIP() << "reference data not found at " << var##_path;            \
+  }                                                                          \
+  const Result<std::string> var##_bytes = ReadFileMaybeGz(var##_path);       \
+  ASSERT_TRUE(var##_bytes.ok()) << var##_bytes.status().message();           \
   const Result<trace::OpsTable> var = ParseOpsCsv(*var##_bytes, var##_path); \
   ASSERT_TRUE(var.ok()) << var.status().message()
 

@@ -6,7 +6,6 @@
 #define STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_SCHEMA_H_
 
 #include <array>
-#include <cmath>
 #include <cstdint>
 #include <string_view>
 
@@ -46,10 +45,18 @@ inline std::string_view ColumnName(Column column) {
 // Times beyond this many seconds (~292 years) do not fit in int64 ns.
 inline constexpr double kMaxAbsSeconds = 9.2e9;
 
-// The one conversion from CSV seconds to table nanoseconds (round half away
-// from zero). The writer relies on it to check that its text reads back.
+// The one conversion from CSV seconds to table nanoseconds: exactly
+// std::llround(seconds * 1e9) (round half away from zero), inlined because
+// the reader calls it twice per row. The writer relies on it to check that
+// its text reads back. Requires |seconds| <= kMaxAbsSeconds.
 inline int64_t SecondsToNs(double seconds) {
-  return static_cast<int64_t>(std::llround(seconds * 1e9));
+  const double scaled = seconds * 1e9;
+  const auto truncated = static_cast<int64_t>(scaled);
+  // Exact: the fractional part of a double is representable.
+  const double fraction = scaled - static_cast<double>(truncated);
+  if (fraction >= 0.5) return truncated + 1;
+  if (fraction <= -0.5) return truncated - 1;
+  return truncated;
 }
 
 }  // namespace strag::ingest::ops_csv

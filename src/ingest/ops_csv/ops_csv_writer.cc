@@ -28,8 +28,8 @@ using NumberBuffer = std::array<char, 40>;
 template <typename T>
 void AppendNumber(T value, std::string* out) {
   NumberBuffer buffer;
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(),
-                                    value);
+  const auto result =
+      std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
   out->append(buffer.data(), result.ptr);
 }
 

@@ -110,15 +110,14 @@ TEST(OpsCsvWriterTest, RoundTripsTimesOfEveryMagnitude) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     const auto bits = static_cast<uint32_t>(state >> 33);
     // Positive floats from ~1e-10 to ~1e9 seconds.
-    const float f =
-        std::bit_cast<float>((bits % (0x4E800000u - 0x2F000000u)) + 0x2F000000u);
+    const float f = std::bit_cast<float>((bits % (0x4E800000u - 0x2F000000u)) +
+                                         0x2F000000u);
     std::array<char, 64> buffer{};
-    const auto as_double =
-        std::to_chars(buffer.data(), buffer.data() + buffer.size(),
-                      static_cast<double>(f));
+    const auto as_double = std::to_chars(
+        buffer.data(), buffer.data() + buffer.size(), static_cast<double>(f));
     const std::string exact(buffer.data(), as_double.ptr);
-    const std::string decimal = std::to_string(bits % 100000) + "." +
-                                std::to_string(bits % 1000003);
+    const std::string decimal =
+        std::to_string(bits % 100000) + "." + std::to_string(bits % 1000003);
     csv += "0,0,0,1,gc," + exact + "," + decimal + ",0\n";
   }
   ExpectRoundTrip(csv);

@@ -2,6 +2,7 @@
 #include "report/render/terminal_summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <numeric>
@@ -24,6 +25,12 @@ std::string Format(const char* fmt, ...) {
   std::vsnprintf(buf, sizeof buf, fmt, args);
   va_end(args);
   return buf;
+}
+
+// "420.2 ms" below a second, "46.34 s" above.
+std::string Duration(double seconds) {
+  if (std::abs(seconds) < 1.0) return Format("%.1f ms", seconds * 1e3);
+  return Format("%.2f s", seconds);
 }
 
 // Indices of `values` sorted descending (ties: first index first).
@@ -57,11 +64,12 @@ std::string RankList(const std::vector<int32_t>& ranks) {
   return s;
 }
 
-void Explain(std::string* out, const char* metric, const char* what,
+void Explain(std::string* out, const char* metric, const std::string& what,
              const Counterfactual& c) {
-  *out += Format("  %-4s = %6.3f   fix only %s: step %.4g s -> %.4g s "
-                 "(ideal %.4g s); un-fix only it: %.3f\n",
-                 metric, c.rem, what, c.t_ori, c.t_rem, c.t_ideal, c.add);
+  *out += Format("  %-4s %7.3f   fix only %s: step %s -> %s (ideal %s); "
+                 "un-fix only it: %.3f\n",
+                 metric, c.rem, what.c_str(), Duration(c.t_ori).c_str(),
+                 Duration(c.t_rem).c_str(), Duration(c.t_ideal).c_str(), c.add);
 }
 
 }  // namespace
@@ -77,15 +85,16 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
                 r.steps.size(), r.num_ops);
   const double t = PairwiseMean(r.step_t_replayed);
   const double obs = PairwiseMean(r.step_t_observed);
-  out += Format("  slowdown S        %7.4f   mean step %.4g s replayed vs "
-                "%.4g s ideal\n",
-                r.slowdown, t, r.step_t_ideal.empty() ? 0.0 : r.step_t_ideal[0]);
-  out += Format("  waste             %6.1f%%   of the job's GPU time is lost "
+  const double ideal = r.step_t_ideal.empty() ? 0.0 : r.step_t_ideal[0];
+  out += Format("  slowdown S       %7.4f   mean step %s replayed (T) vs %s "
+                "without stragglers (T_ideal)\n",
+                r.slowdown, Duration(t).c_str(), Duration(ideal).c_str());
+  out += Format("  waste            %6.1f%%   of the job's GPU time is lost "
                 "to stragglers (1 - 1/S)\n",
                 100.0 * r.waste);
-  out += Format("  launch slowdown   %7.4f   observed %.4g s vs replayed: "
-                "untraced host time\n\n",
-                r.launch_slowdown, obs);
+  out += Format("  launch slowdown  %7.4f   observed %s vs T: untraced host "
+                "time (launch delays)\n\n",
+                r.launch_slowdown, Duration(obs).c_str());
   Ranking(&out, "by op type", "", r.by_optype, options.top);
   Ranking(&out, "by stage", "stage ", r.by_stage, options.top);
   Ranking(&out, "by DP rank", "dp ", r.by_dp_rank, options.top);
@@ -93,27 +102,34 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
   for (size_t k = 0; k < r.workers.size() && k < static_cast<size_t>(options.top);
        ++k) {
     const whatif::WorkerScore& w = r.workers[k];
-    out += Format("    rank %-6d dp %-4d stage %-3d %6.3f\n", w.rank, w.dp,
-                  w.pp, w.score);
+    const std::string label = Format("rank %d (dp %d, stage %d)", w.rank, w.dp, w.pp);
+    out += Format("    %-30s %6.3f\n", label.c_str(), w.score);
   }
   out += "\n";
-  const std::string worst = "ranks " + RankList(r.fix_worst_workers.ranks);
-  Explain(&out, "M_W", worst.c_str(), r.fix_worst_workers);
+  const std::string worst =
+      (r.fix_worst_workers.ranks.size() == 1 ? "rank " : "ranks ") +
+      RankList(r.fix_worst_workers.ranks);
+  Explain(&out, "M_W", worst, r.fix_worst_workers);
   Explain(&out, "M_S", "the last stage", r.fix_last_stage);
   for (const Counterfactual& c : r.selected) {
-    out += Format("  %-5s %s: rem %.3f (T_rem %.4g s), add %.3f (T_add "
-                  "%.4g s)\n",
-                  c.unfix ? "unfix" : "fix", c.selector.c_str(), c.rem,
-                  c.t_rem, c.add, c.t_add);
+    if (c.unfix) {
+      out += Format("  %-4s %7.3f   un-fix only %s: step %s (ideal %s); fix "
+                    "only it: %.3f\n",
+                    "add", c.add, c.selector.c_str(), Duration(c.t_add).c_str(),
+                    Duration(c.t_ideal).c_str(), c.rem);
+    } else {
+      Explain(&out, "rem", c.selector, c);
+    }
   }
   out += "\n  slowest steps (S of the step)\n";
   const std::vector<size_t> order = Descending(r.slowdown_per_step);
   for (size_t k = 0; k < order.size() && k < static_cast<size_t>(options.top);
        ++k) {
     const size_t s = order[k];
-    out += Format("    step %-8lld %6.3f   observed %.4g s, replayed %.4g s\n",
+    out += Format("    step %-10lld %6.3f   observed %s, replayed %s\n",
                   static_cast<long long>(r.steps[s]), r.slowdown_per_step[s],
-                  r.step_t_observed[s], r.step_t_replayed[s]);
+                  Duration(r.step_t_observed[s]).c_str(),
+                  Duration(r.step_t_replayed[s]).c_str());
   }
   return out;
 }

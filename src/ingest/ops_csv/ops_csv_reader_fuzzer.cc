@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer target for the ops CSV reader and writer: any input must parse
+// or fail cleanly, and whatever parses must survive a write/parse round
+// trip unchanged. Build with clang and -fsanitize=fuzzer,address,undefined
+// (STRAG_BUILD_FUZZERS=ON).
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "ingest/common/gzip.h"
+#include "ingest/ops_csv/meta_yaml.h"
+#include "ingest/ops_csv/ops_csv_reader.h"
+#include "ingest/ops_csv/ops_csv_writer.h"
+
+namespace {
+
+bool SameTable(const strag::trace::OpsTable& a,
+               const strag::trace::OpsTable& b) {
+  if (a.extra.size() != b.extra.size()) return false;
+  for (size_t i = 0; i < a.extra.size(); ++i) {
+    if (a.extra[i].name != b.extra[i].name ||
+        a.extra[i].values != b.extra[i].values) {
+      return false;
+    }
+  }
+  return a.rank == b.rank && a.dp == b.dp && a.pp == b.pp && a.step == b.step &&
+         a.op_type == b.op_type && a.seq_id == b.seq_id && a.chunk == b.chunk &&
+         a.microbatch == b.microbatch && a.global_chunk == b.global_chunk &&
+         a.start_ns == b.start_ns && a.dur_ns == b.dur_ns &&
+         a.start_s32 == b.start_s32 && a.dur_s32 == b.dur_s32 && a.tp == b.tp &&
+         a.cp == b.cp && a.tokens == b.tokens;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  (void)strag::ingest::ParseJobMetaYaml(bytes, "fuzz.yaml");
+  const auto text = strag::ingest::MaybeGunzip(bytes, "fuzz.csv");
+  if (!text.ok()) return 0;
+  const auto table = strag::ingest::ParseOpsCsv(*text, "fuzz.csv");
+  if (!table.ok()) return 0;
+  const std::string written = strag::ingest::WriteOpsCsv(*table);
+  const auto again = strag::ingest::ParseOpsCsv(written, "rewritten.csv");
+  if (!again.ok() || !SameTable(*table, *again)) std::abort();
+  return 0;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Command-line tests of `strag analyze`: the example job, the JSON output,
+and every kind of bad input (one clear error naming the file and the place,
+exit code 2, no crash).
+
+usage: cli_test.py STRAG_BINARY SOURCE_DIR
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+STRAG = sys.argv[1] if len(sys.argv) > 1 else "build/strag"
+SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
+EXAMPLE = os.path.join(SOURCE, "examples", "demo", "trace-demo.csv.gz")
+
+
+def run(*args):
+    return subprocess.run([STRAG, *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def example_lines():
+    with gzip.open(EXAMPLE, "rt") as f:
+        return f.read().splitlines()
+
+
+class CliTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, lines):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def assert_bad_input(self, path, *fragments):
+        """Exit code 2, one error line on stderr, naming `fragments`."""
+        result = run("analyze", path)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        errors = [l for l in result.stderr.splitlines() if l.startswith("strag: error:")]
+        self.assertEqual(len(errors), 1, result.stderr)
+        for fragment in (path, *fragments):
+            self.assertIn(fragment, errors[0])
+        self.assertEqual(result.stdout, "")
+
+    def mutate(self, row_filter, edit):
+        """Example lines with `edit(fields)` applied to rows matching."""
+        lines = example_lines()
+        header = lines[0].split(",")
+        out = [lines[0]]
+        for line in lines[1:]:
+            fields = dict(zip(header, line.split(",")))
+            if row_filter(fields):
+                fields = edit(fields)
+                if fields is None:
+                    continue
+            out.append(",".join(fields[h] for h in header))
+        return out
+
+    # The example job: the slow GPU (global rank 9) is the worst worker.
+    def test_example_analysis(self):
+        out_json = os.path.join(self.tmp.name, "a.json")
+        result = run("analyze", EXAMPLE, "--json", out_json, "--fix", "rank=9",
+                     "--unfix", "stage=3")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("slowdown S", result.stdout)
+        with open(out_json) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["schema"], "strag.analysis/1")
+        self.assertEqual(doc["job"]["tp"], 2)  # from meta-demo.yaml
+        self.assertEqual(doc["worker_slowdown"][0]["rank"], 9)
+        self.assertEqual(doc["fix_worst_workers"]["ranks"], [9])
+        self.assertGreater(doc["fix_worst_workers"]["rem"], 0.5)
+        self.assertEqual(len(doc["counterfactuals"]), 2)
+        self.assertEqual(doc["counterfactuals"][1]["direction"], "unfix")
+        self.assertEqual(set(doc["step_time"]["observed"]),
+                         set(doc["slowdown_per_step"]))
+
+    # The same input gives byte-identical output.
+    def test_deterministic(self):
+        a, b = (os.path.join(self.tmp.name, n) for n in ("a.json", "b.json"))
+        self.assertEqual(run("analyze", EXAMPLE, "--json", a, "--quiet").returncode, 0)
+        self.assertEqual(run("analyze", EXAMPLE, "--json", b, "--quiet").returncode, 0)
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            self.assertEqual(fa.read(), fb.read())
+
+    def test_missing_column(self):
+        lines = example_lines()
+        header = lines[0].split(",")
+        drop = header.index("seq_id")
+        rows = [",".join(f for i, f in enumerate(l.split(",")) if i != drop)
+                for l in lines]
+        self.assert_bad_input(self.write("t.csv", rows), "seq_id")
+
+    def test_non_numeric_field(self):
+        lines = example_lines()
+        header = lines[0].split(",")
+        fields = lines[4].split(",")
+        fields[header.index("duration")] = "abc"
+        lines[4] = ",".join(fields)
+        self.assert_bad_input(self.write("t.csv", lines), "line 5", "duration")
+
+    def test_negative_duration(self):
+        lines = example_lines()
+        header = lines[0].split(",")
+        fields = lines[9].split(",")
+        fields[header.index("duration")] = "-0.5"
+        lines[9] = ",".join(fields)
+        self.assert_bad_input(self.write("t.csv", lines), "line 10", "duration")
+
+    def test_unknown_op_type(self):
+        lines = example_lines()
+        header = lines[0].split(",")
+        fields = lines[2].split(",")
+        fields[header.index("optype")] = "forward-compote"
+        lines[2] = ",".join(fields)
+        self.assert_bad_input(self.write("t.csv", lines), "line 3", "optype",
+                              "forward-compote")
+
+    # A forward send whose receive is missing on the next stage (stage 1 of
+    # DP rank 0 is global rank 4).
+    def test_missing_peer(self):
+        rows = self.mutate(
+            lambda f: f["step"] == "100" and f["dp_rank"] == "0" and
+            f["stage"] == "1" and f["optype"] == "forward-recv" and f["seq_id"] == "7",
+            lambda f: None)
+        self.assert_bad_input(self.write("t.csv", rows), "stage 1",
+                              "7 forward-recv ops for 8 forward-compute ops",
+                              "step 100", "1: 4")
+
+    # Stage 0 runs its backward pass before its forward pass: the p2p pairs
+    # close a cycle.
+    def test_dependency_cycle(self):
+        def earlier(f):
+            f["start_ts"] = repr(float(f["start_ts"]) - 1.0)
+            return f
+        rows = self.mutate(
+            lambda f: f["step"] == "100" and f["dp_rank"] == "0" and
+            f["stage"] == "0" and f["optype"] in ("backward-compute", "backward-recv"),
+            earlier)
+        self.assert_bad_input(self.write("t.csv", rows), "cycle")
+
+    def test_truncated_gzip(self):
+        with open(EXAMPLE, "rb") as f:
+            data = f.read()
+        path = os.path.join(self.tmp.name, "t.csv.gz")
+        with open(path, "wb") as f:
+            f.write(data[: len(data) // 2])
+        self.assert_bad_input(path, "truncated")
+
+    def test_missing_file(self):
+        self.assert_bad_input(os.path.join(self.tmp.name, "nope.csv"))
+
+    def test_bad_selector(self):
+        result = run("analyze", EXAMPLE, "--fix", "rank=999")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("rank=999", result.stderr)
+
+    def test_bad_usage(self):
+        self.assertEqual(run("analyze").returncode, 2)
+        self.assertEqual(run("analyze", EXAMPLE, "--frobnicate").returncode, 2)
+        self.assertEqual(run("no-such-command").returncode, 2)
+        self.assertEqual(run("analyze", "--help").returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])
