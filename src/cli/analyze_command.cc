@@ -91,6 +91,20 @@ Result<whatif::WhatIfOptions> ParseOptions(const Flags& flags) {
   return options;
 }
 
+// The table is released before the analysis: only the prepared arrays are
+// needed from here on.
+Result<whatif::PreparedTrace> ReadAndPrepare(const std::string& path,
+                                             const trace::JobMeta& meta) {
+  trace::OpsTable table;
+  {
+    ASSIGN_OR_RETURN(std::string bytes, ingest::ReadFileMaybeGz(path));
+    ASSIGN_OR_RETURN(table, ingest::ParseOpsCsv(bytes, path));
+  }
+  auto prepared = whatif::PrepareTrace(table, meta);
+  if (!prepared.ok()) return prepared.status().WithContext(path);
+  return prepared;
+}
+
 Status WriteText(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
@@ -124,19 +138,16 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   }
   RETURN_IF_ERROR(ApplyLayoutFlags(flags, &meta));
 
-  ASSIGN_OR_RETURN(std::string bytes, ingest::ReadFileMaybeGz(trace_path));
-  ASSIGN_OR_RETURN(trace::OpsTable table, ingest::ParseOpsCsv(bytes, trace_path));
-  bytes = std::string();  // release the text before the analysis
-  auto prepared = whatif::PrepareTrace(table, meta);
-  if (!prepared.ok()) return prepared.status().WithContext(trace_path);
-  if (meta.dp > 0 && meta.dp != prepared->dp) {
+  ASSIGN_OR_RETURN(whatif::PreparedTrace prepared,
+                   ReadAndPrepare(trace_path, meta));
+  if (meta.dp > 0 && meta.dp != prepared.dp) {
     std::fprintf(stderr,
                  "strag: warning: metadata says dp %d but the trace has %d DP "
                  "ranks; using the trace\n",
-                 meta.dp, prepared->dp);
+                 meta.dp, prepared.dp);
   }
   ASSIGN_OR_RETURN(whatif::WhatIfResult result,
-                   whatif::Analyze(*prepared, options));
+                   whatif::Analyze(prepared, options));
 
   if (auto json = flags.Get("json")) {
     RETURN_IF_ERROR(WriteText(*json, report::RenderAnalysisJson(result, meta)));

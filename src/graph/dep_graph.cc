@@ -35,7 +35,8 @@ Status DepGraph::AddGroup(std::vector<NodeId> members, bool dp_sync) {
   return Status::Ok();
 }
 
-Status DepGraph::Finalize(const std::function<std::string(NodeId)>& describe) {
+Status DepGraph::Finalize(const std::function<std::string(NodeId)>& describe,
+                          std::span<const NodeId> may_be_detached) {
   const size_t n = num_nodes();
   dep_offsets_.assign(n + 1, 0);
   dep_list_.clear();
@@ -101,12 +102,15 @@ Status DepGraph::Finalize(const std::function<std::string(NodeId)>& describe) {
     }
     return InvalidInput("dependency cycle");
   }
-  return CheckConnected(describe);
+  return CheckConnected(describe, may_be_detached);
 }
 
 Status DepGraph::CheckConnected(
-    const std::function<std::string(NodeId)>& describe) {
+    const std::function<std::string(NodeId)>& describe,
+    std::span<const NodeId> may_be_detached) {
   const size_t n = num_nodes();
+  std::vector<uint8_t> exempt(n, 0);
+  for (NodeId v : may_be_detached) exempt[v] = 1;
   DisjointSets sets(n);
   for (NodeId v = 0; v < n; ++v) {
     for (const uint32_t* u = dep_begin(v); u != dep_end(v); ++u) {
@@ -116,10 +120,12 @@ Status DepGraph::CheckConnected(
   for (const CommGroup& g : groups_) {
     for (NodeId m : g.members) sets.Union(m, g.members.front());
   }
-  for (NodeId v = 1; v < n; ++v) {
-    if (sets.Find(v) != sets.Find(0)) {
+  NodeId anchor = 0;
+  while (anchor < n && exempt[anchor]) ++anchor;
+  for (NodeId v = anchor + 1; v < n; ++v) {
+    if (!exempt[v] && sets.Find(v) != sets.Find(anchor)) {
       return InvalidInput("dependency graph is not connected: " + describe(v) +
-                          " has no path to " + describe(0));
+                          " has no path to " + describe(anchor));
     }
   }
   return Status::Ok();

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,10 @@ class DepGraph {
   // Sorts and de-duplicates the dependency lists, flattens them into CSR and
   // computes the topological schedule over the graph in which each comm group
   // is one node. Fails (kInvalidInput) when that graph has a cycle or is not
-  // connected; `describe` names a node in the message.
-  Status Finalize(const std::function<std::string(NodeId)>& describe);
+  // connected (nodes in `may_be_detached`, such as profiler no-ops, are
+  // exempt); `describe` names a node in the message.
+  Status Finalize(const std::function<std::string(NodeId)>& describe,
+                  std::span<const NodeId> may_be_detached = {});
 
   // Valid after Finalize.
   const uint32_t* dep_begin(NodeId v) const {
@@ -70,7 +73,8 @@ class DepGraph {
   const std::vector<ScheduleUnit>& schedule() const { return schedule_; }
 
  private:
-  Status CheckConnected(const std::function<std::string(NodeId)>& describe);
+  Status CheckConnected(const std::function<std::string(NodeId)>& describe,
+                        std::span<const NodeId> may_be_detached);
 
   std::vector<std::vector<NodeId>> deps_;  // until Finalize
   std::vector<int32_t> group_of_;

@@ -9,8 +9,8 @@
 
 namespace strag::sim {
 
-Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job,
-                                        const CostFn& cost) {
+Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
+                                        const LaunchDelayFn& launch_delay) {
   if (job.dp < 1 || job.pp < 1 || job.microbatches < 1 || job.steps.empty()) {
     return InvalidInput("a job needs dp, pp, microbatches >= 1 and a step");
   }
@@ -46,6 +46,7 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job,
   }
   const size_t lanes = job.steps.size() * static_cast<size_t>(job.dp);
   std::vector<double> costs(n * lanes);
+  std::vector<float> delays(launch_delay ? n * lanes : 0);
   std::vector<uint32_t> sync_offsets;
   for (size_t l = 0; l <= lanes; l += static_cast<size_t>(job.dp)) {
     sync_offsets.push_back(static_cast<uint32_t>(l));
@@ -55,13 +56,16 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job,
   for (size_t v = 0; v < n; ++v) {
     const graph::OpKey& key = model.keys[v];
     for (size_t l = 0; l < lanes; ++l) {
-      costs[v * lanes + l] = cost(SynthOp{lane_step(l), lane_dp(l), key.stage,
-                                          key.type, key.seq_id,
-                                          microbatch_of[ref_of[v]]});
+      const SynthOp op{lane_step(l), lane_dp(l),          key.stage,
+                       key.type,     key.seq_id,           microbatch_of[ref_of[v]]};
+      costs[v * lanes + l] = cost(op);
+      if (launch_delay) {
+        delays[v * lanes + l] = static_cast<float>(launch_delay(op));
+      }
     }
   }
   const replay::ReplayInput input{.graph = &model.graph, .num_lanes = lanes,
-                                  .cost = costs, .launch_delay = {},
+                                  .cost = costs, .launch_delay = delays,
                                   .sync_offsets = sync_offsets};
   replay::ReplayTimes times;
   replay::Replay(input, &times);

@@ -41,9 +41,13 @@ struct SynthOp {
 // Cost in seconds: duration of a plain op, transfer time of a comm op.
 using CostFn = std::function<double(const SynthOp&)>;
 
-// Global rank of a worker: stage * dp + dp_rank (TP = CP = 1).
-Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job,
-                                        const CostFn& cost);
+// Host time before an op launches, in seconds (data loading, GC, Python).
+using LaunchDelayFn = std::function<double(const SynthOp&)>;
+
+// Global rank of a worker: stage * dp + dp_rank (TP = CP = 1). Without
+// `launch_delay` every op launches as soon as its dependencies end.
+Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
+                                        const LaunchDelayFn& launch_delay = {});
 
 }  // namespace strag::sim
 

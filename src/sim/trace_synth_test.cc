@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
 
@@ -81,6 +84,39 @@ TEST(TraceSynthTest, FindsTheSlowWorker) {
   EXPECT_NEAR(r.selected[1].add, 1.0, 1e-9);
   EXPECT_TRUE(r.selected[2].unfix);
   EXPECT_GT(r.selected[2].add, 0.3);
+}
+
+// Host pauses (launch delays) of up to 20 ms before some forwards: the
+// published preprocessing recovers them, the replay with them reproduces the
+// traced timestamps (the self-test), and T without them is shorter than the
+// observed step time (launch slowdown > 1) while S stays at 1.
+TEST(TraceSynthTest, LaunchDelaysAreRecovered) {
+  SynthJob job{.dp = 2, .pp = 4, .microbatches = 4, .steps = {0, 1, 2}};
+  auto delay = [](const SynthOp& op) {
+    if (op.type != OpType::kForwardCompute) return 0.0;
+    return 0.001 * static_cast<double>((op.step * 7 + op.dp * 3 + op.stage +
+                                        op.seq_id) % 21);
+  };
+  auto table = SynthesizeTrace(job, ComputeOnly(0.010, 0.020), delay);
+  ASSERT_TRUE(table.ok());
+  auto prepared = whatif::PrepareTrace(*table, trace::JobMeta{});
+  ASSERT_TRUE(prepared.ok());
+  double max_error = 0;
+  for (graph::NodeId v = 0; v < prepared->num_nodes(); ++v) {
+    for (size_t i = 0; i < prepared->num_instances(); ++i) {
+      const size_t slot = prepared->Slot(v, i);
+      const uint32_t row = prepared->row[slot];
+      const SynthOp op{table->step[row], table->dp[row], table->pp[row],
+                       table->op_type[row], table->seq_id[row], -1};
+      max_error = std::max(
+          max_error, std::abs(prepared->launch_delay[slot] - delay(op)));
+    }
+  }
+  EXPECT_LT(max_error, 1e-6);
+  const whatif::WhatIfResult r = Analyze(*table);
+  EXPECT_LT(r.self_test_max_error_s, 1e-6);
+  EXPECT_GT(r.launch_slowdown, 1.01);
+  EXPECT_NEAR(r.slowdown, 1.0, 1e-6);
 }
 
 // A bad selector is reported, naming the selector.

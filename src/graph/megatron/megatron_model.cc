@@ -362,7 +362,8 @@ Result<MegatronModel> Builder::Build() {
   }
   RETURN_IF_ERROR(AddGroups());
   RETURN_IF_ERROR(model_.graph.Finalize(
-      [this](NodeId v) { return DescribeOpKey(model_.keys[v]); }));
+      [this](NodeId v) { return DescribeOpKey(model_.keys[v]); },
+      model_.noop_nodes));
   return std::move(model_);
 }
 

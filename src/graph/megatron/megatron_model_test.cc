@@ -189,5 +189,51 @@ TEST(MegatronModelTest, DpOpsWithoutDpAreRejected) {
       << model.status().message();
 }
 
+
+// Profiler no-ops (whatif-spec.md §3.2): stage 0 records a forward recv
+// before and a backward send after every compute, whose peer chunk does not
+// exist (type 2: matched, keep their compute edges); the last stage records an
+// early forward send and a late backward recv (type 1, by time: stream edges
+// only). Every no-op is a singleton group.
+TEST(MegatronModelTest, ProfilerNoOps) {
+  const std::vector<std::vector<Prog>> programs = {
+      {{AG, 0}, {FR, 0}, {F, 0}, {FS, 0}, {FR, 1}, {F, 1}, {FS, 1}, {BR, 0},
+       {B, 0}, {BS, 0}, {BR, 1}, {B, 1}, {BS, 1}, {GC, 0}, {LN, 0}, {EMB, 0},
+       {RS, 0}, {CLIP, 0}, {OPT, 0}},
+      {{AG, 0}, {FS, 0}, {FR, 0}, {F, 0}, {B, 0}, {BS, 0}, {FR, 1}, {F, 1},
+       {B, 1}, {BS, 1}, {BR, 0}, {GC, 0}, {LN, 0}, {EMB, 0}, {RS, 0}, {CLIP, 0},
+       {OPT, 0}},
+  };
+  auto ops = FromPrograms(programs);
+  // Type 1 needs a margin of 50 us: move the last stage's early send and late
+  // recv well away from the computes.
+  for (RefOp& op : ops) {
+    if (op.key.stage == 1 && op.key.type == FS) op.start = op.end = 0.1f;
+    if (op.key.stage == 1 && op.key.type == BR) op.start = op.end = 99.0f;
+  }
+  auto model = BuildMegatronModel(ops, {.pp = 2, .vpp = 1, .use_dp = true});
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const MegatronModel& m = *model;
+  std::set<std::string> noops;
+  for (NodeId v : m.noop_nodes) noops.insert(Name(m, v));
+  EXPECT_EQ(noops, (std::set<std::string>{
+                       "forward-recv0@0", "forward-recv1@0", "backward-send0@0",
+                       "backward-send1@0", "forward-send0@1", "backward-recv0@1"}));
+  for (NodeId v : m.noop_nodes) {
+    const CommGroup& g = m.graph.groups()[static_cast<size_t>(m.graph.group_of(v))];
+    EXPECT_EQ(g.members.size(), 1u) << Name(m, v);
+  }
+  // Type 2 keeps E3: recv -> its compute (and the previous compute -> recv).
+  EXPECT_EQ(DepsOf(m, F, 1, 0),
+            (Deps{"forward-compute0@0", "forward-recv1@0"}));
+  EXPECT_EQ(DepsOf(m, FR, 1, 0),
+            (Deps{"forward-recv0@0", "forward-compute0@0"}));
+  EXPECT_EQ(DepsOf(m, BS, 0, 0),
+            (Deps{"backward-compute0@0", "forward-compute0@0"}));  // E3a, E4
+  // Type 1 has stream edges only: the early send and the late recv are roots.
+  EXPECT_EQ(DepsOf(m, FS, 0, 1), Deps{});
+  EXPECT_EQ(DepsOf(m, BR, 0, 1), Deps{});
+}
+
 }  // namespace
 }  // namespace strag::graph
