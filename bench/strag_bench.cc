@@ -4,12 +4,15 @@
 // the best of several runs; docs/performance.md records the figures.
 //
 // usage: strag_bench [--data DIR] [--runs N] [--tile N] [--write-tiled FILE]
-//                    [--only-tiled]
+//                    [--only-tiled] [--threads N]
+// --threads sets the threads of the counterfactual replays (default 1: the
+// single-thread figures; 0 = one per core).
 
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -49,7 +52,9 @@ struct Phases {
 
 // Best of `runs` for each phase of the analysis of `gz_path`.
 Phases Measure(const std::string& gz_path, const strag::trace::JobMeta& meta,
-               int runs) {
+               int runs, size_t threads) {
+  strag::whatif::WhatIfOptions options;
+  options.threads = threads;
   Phases best;
   for (int run = 0; run < runs; ++run) {
     const auto t0 = Clock::now();
@@ -59,7 +64,7 @@ Phases Measure(const std::string& gz_path, const strag::trace::JobMeta& meta,
     const auto t2 = Clock::now();
     auto prepared = Check(strag::whatif::PrepareTrace(table, meta), "prepare");
     const auto t3 = Clock::now();
-    auto result = Check(strag::whatif::Analyze(prepared, {}), "analyze");
+    auto result = Check(strag::whatif::Analyze(prepared, options), "analyze");
     const auto t4 = Clock::now();
     best.read = std::min(best.read, Seconds(t0, t1));
     best.parse = std::min(best.parse, Seconds(t1, t2));
@@ -121,6 +126,7 @@ int main(int argc, char** argv) {
   std::string data = STRAG_SHARED_DATA_DIR "/osdi25-whatif";
   std::string write_tiled;
   int runs = 5, tile = 16;
+  size_t threads = 1;
   bool only_tiled = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -129,11 +135,13 @@ int main(int argc, char** argv) {
     else if (a == "--tile" && i + 1 < argc) tile = std::atoi(argv[++i]);
     else if (a == "--write-tiled" && i + 1 < argc) write_tiled = argv[++i];
     else if (a == "--only-tiled") only_tiled = true;
+    else if (a == "--threads" && i + 1 < argc) threads = std::strtoul(argv[++i], nullptr, 10);
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
     }
   }
+  std::printf("counterfactual replay threads: %zu (0 = one per core)\n", threads);
   if (!std::filesystem::exists(data + "/trace-AR.csv.gz")) {
     std::printf("reference data not found at %s: nothing to measure\n",
                 data.c_str());
@@ -151,7 +159,7 @@ int main(int argc, char** argv) {
                            Check(strag::ingest::ReadFileMaybeGz(path), "read"),
                            path),
                        "parse");
-    Print(std::string("trace-") + name, table.size(), Measure(path, meta, runs));
+    Print(std::string("trace-") + name, table.size(), Measure(path, meta, runs, threads));
   }
   // The tiled trace: written to a file and measured from it.
   const std::string ar = data + "/trace-AR.csv.gz";
@@ -171,7 +179,7 @@ int main(int argc, char** argv) {
   strag::trace::JobMeta meta;
   meta.tp = 4;
   const auto rss_before = PeakRssKb();
-  const Phases p = Measure(tiled_path, meta, std::max(1, runs / 2));
+  const Phases p = Measure(tiled_path, meta, std::max(1, runs / 2), threads);
   Print("AR-tiled-x" + std::to_string(tile), base.size() * static_cast<size_t>(tile), p);
   std::printf("peak RSS of this process: %ld MB (before the tiled runs: %ld MB); "
               "for the CLI alone run: /usr/bin/time -v strag analyze %s\n",

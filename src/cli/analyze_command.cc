@@ -30,6 +30,8 @@ const char kAnalyzeUsage[] =
     "  --pool POOL           ideal value pooled per optype (published, default),\n"
     "                        optype-stage, or op\n"
     "  --top N               rows per ranking in the summary (default 5)\n"
+    "  --threads N           threads for the replays (default: one per core;\n"
+    "                        results do not depend on it)\n"
     "  --quiet               print nothing (with --json)\n";
 
 namespace {
@@ -77,6 +79,11 @@ Result<whatif::WhatIfOptions> ParseOptions(const Flags& flags) {
   whatif::WhatIfOptions options;
   options.fix = flags.GetAll("fix");
   options.unfix = flags.GetAll("unfix");
+  ASSIGN_OR_RETURN(std::optional<int64_t> threads, flags.GetInt("threads"));
+  if (threads && (*threads < 1 || *threads > 256)) {
+    return InvalidInput("flag --threads: must be between 1 and 256");
+  }
+  options.threads = static_cast<size_t>(threads.value_or(0));
   const std::string pool = flags.Get("pool").value_or("optype");
   if (pool == "optype") {
     options.pool = whatif::IdealPool::kOpType;
@@ -118,7 +125,7 @@ Status WriteText(const std::string& path, const std::string& text) {
 Status RunAnalyze(const std::vector<std::string>& args) {
   const FlagSpec spec{
       .with_value = {"meta", "json", "fix", "unfix", "dp", "pp", "tp", "cp",
-                     "vpp", "pool", "top"},
+                     "vpp", "pool", "top", "threads"},
       .booleans = {"quiet"},
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
