@@ -13,6 +13,8 @@
 #include <span>
 #include <type_traits>
 
+#include "base/huge_page_allocator.h"
+
 namespace strag {
 
 template <typename T>
@@ -24,7 +26,8 @@ class UninitBuffer {
   // are unspecified afterwards.
   void Resize(size_t n) {
     if (n > capacity_) {
-      data_ = std::make_unique_for_overwrite<T[]>(n);
+      data_.reset();
+      data_ = Storage(static_cast<T*>(AllocateBig(n * sizeof(T))), Free{n});
       capacity_ = n;
     }
     size_ = n;
@@ -33,12 +36,17 @@ class UninitBuffer {
   T* data() { return data_.get(); }
   const T* data() const { return data_.get(); }
   size_t size() const { return size_; }
-  T& operator[](size_t i) { return data_[i]; }
-  const T& operator[](size_t i) const { return data_[i]; }
+  T& operator[](size_t i) { return data_.get()[i]; }
+  const T& operator[](size_t i) const { return data_.get()[i]; }
   std::span<const T> span() const { return {data_.get(), size_}; }
 
  private:
-  std::unique_ptr<T[]> data_;
+  struct Free {
+    size_t n = 0;
+    void operator()(T* p) const { FreeBig(p, n * sizeof(T)); }
+  };
+  using Storage = std::unique_ptr<T, Free>;
+  Storage data_;
   size_t size_ = 0;
   size_t capacity_ = 0;
 };

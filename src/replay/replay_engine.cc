@@ -8,139 +8,188 @@
 namespace strag::replay {
 namespace {
 
-// Lanes are replayed in windows of whole sync domains (steps never interact),
-// sized so that a window's rows of start / end / cost stay in cache.
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Windows of whole sync domains with about this many lanes: the window's
+// rows of start / end (nodes x lanes x 16 bytes) stay in the L2 cache.
 constexpr size_t kWindowLanes = 64;
 
+// One window: lanes [lo, lo + lanes) = sync domains [first, end). Times of
+// (node v, window lane l) live at start[v * stride + l] / end[...].
 struct Window {
-  size_t lo;     // first lane
-  size_t lanes;  // number of lanes
-  size_t first_domain, end_domain;
+  size_t lo = 0, lanes = 0;
+  size_t first_domain = 0, end_domain = 0;
+  double* start = nullptr;
+  double* end = nullptr;
+  size_t stride = 0;
 };
 
-// start[v, window] = max(end of deps) (or root_start) + launch delay.
-void StartNode(const ReplayInput& in, const Window& w, graph::NodeId v,
-               ReplayTimes* t) {
-  const size_t stride = in.num_lanes, lanes = w.lanes;
-  double* start = t->start.data() + v * stride + w.lo;
-  const uint32_t* dep = in.graph->dep_begin(v);
-  const uint32_t* dep_end = in.graph->dep_end(v);
-  if (dep == dep_end) {
-    std::fill(start, start + lanes, in.root_start);
-  } else {
-    const double* first = t->end.data() + size_t{*dep} * stride + w.lo;
-    std::copy(first, first + lanes, start);
-    for (++dep; dep != dep_end; ++dep) {
-      const double* e = t->end.data() + size_t{*dep} * stride + w.lo;
-      for (size_t l = 0; l < lanes; ++l) start[l] = std::max(start[l], e[l]);
+class WindowReplay {
+ public:
+  WindowReplay(const ReplayInput& in, ReplayWorkspace* ws, const Window& w)
+      : in_(in), ws_(ws), w_(w) {
+    const size_t n = in.graph->num_nodes();
+    ws_->rows.resize(n);
+    for (size_t v = 0; v < n; ++v) {
+      ws_->rows[v] = in.cost.rows[v] ? in.cost.rows[v] + w.lo : nullptr;
     }
   }
-  if (!in.launch_delay.empty()) {
-    const float* ld = in.launch_delay.data() + v * stride + w.lo;
-    for (size_t l = 0; l < lanes; ++l) start[l] += static_cast<double>(ld[l]);
-  }
-}
 
-void RunGroup(const ReplayInput& in, const Window& w,
-              const graph::CommGroup& group, ReplayTimes* t) {
-  const size_t stride = in.num_lanes, lanes = w.lanes;
-  double* gs = t->scratch.data();  // indexed by lane - w.lo
-  std::fill(gs, gs + lanes, -std::numeric_limits<double>::infinity());
-  for (graph::NodeId m : group.members) {
-    StartNode(in, w, m, t);
-    const double* start = t->start.data() + m * stride + w.lo;
-    for (size_t l = 0; l < lanes; ++l) gs[l] = std::max(gs[l], start[l]);
-  }
-  if (group.dp_sync) {
-    for (size_t k = w.first_domain; k < w.end_domain; ++k) {
-      const size_t lo = in.sync_offsets[k] - w.lo;
-      const size_t hi = in.sync_offsets[k + 1] - w.lo;
-      const double m = *std::max_element(gs + lo, gs + hi);
-      std::fill(gs + lo, gs + hi, m);
+  void Run() {
+    const auto& groups = in_.graph->groups();
+    for (const graph::ScheduleUnit& unit : in_.graph->schedule()) {
+      if (unit.is_group) {
+        RunGroup(groups[unit.id]);
+        continue;
+      }
+      const graph::NodeId v = unit.id;
+      Start(v);
+      const double* start = w_.start + v * w_.stride;
+      double* end = w_.end + v * w_.stride;
+      if (const double* cost = ws_->rows[v]) {
+        for (size_t l = 0; l < w_.lanes; ++l) end[l] = start[l] + cost[l];
+      } else {
+        const double c = in_.cost.values[v];
+        for (size_t l = 0; l < w_.lanes; ++l) end[l] = start[l] + c;
+      }
     }
   }
-  for (graph::NodeId m : group.members) {
-    double* end = t->end.data() + m * stride + w.lo;
-    const double* cost = in.cost.data() + m * stride + w.lo;
-    for (size_t l = 0; l < lanes; ++l) end[l] = gs[l] + cost[l];
-  }
-}
 
-void ReplayWindow(const ReplayInput& in, const Window& w, ReplayTimes* t) {
-  const size_t stride = in.num_lanes;
-  const auto& groups = in.graph->groups();
-  for (const graph::ScheduleUnit& unit : in.graph->schedule()) {
-    if (unit.is_group) {
-      RunGroup(in, w, groups[unit.id], t);
-      continue;
+ private:
+  // start[v] = max(end of deps) (or root_start) + launch delay.
+  void Start(graph::NodeId v) {
+    double* start = w_.start + v * w_.stride;
+    const uint32_t* dep = in_.graph->dep_begin(v);
+    const uint32_t* dep_end = in_.graph->dep_end(v);
+    if (dep == dep_end) {
+      std::fill(start, start + w_.lanes, in_.root_start);
+    } else {
+      const double* first = w_.end + size_t{*dep} * w_.stride;
+      std::copy(first, first + w_.lanes, start);
+      for (++dep; dep != dep_end; ++dep) {
+        const double* e = w_.end + size_t{*dep} * w_.stride;
+        for (size_t l = 0; l < w_.lanes; ++l) start[l] = std::max(start[l], e[l]);
+      }
     }
-    const graph::NodeId v = unit.id;
-    StartNode(in, w, v, t);
-    const double* start = t->start.data() + v * stride + w.lo;
-    const double* cost = in.cost.data() + v * stride + w.lo;
-    double* end = t->end.data() + v * stride + w.lo;
-    for (size_t l = 0; l < w.lanes; ++l) end[l] = start[l] + cost[l];
+    if (!in_.launch_delay.empty()) {
+      const float* ld = in_.launch_delay.data() + v * in_.num_lanes + w_.lo;
+      for (size_t l = 0; l < w_.lanes; ++l) start[l] += static_cast<double>(ld[l]);
+    }
+  }
+
+  void RunGroup(const graph::CommGroup& group) {
+    double* gs = ws_->rendezvous.data();
+    std::fill(gs, gs + w_.lanes, -kInf);
+    for (graph::NodeId m : group.members) {
+      Start(m);
+      const double* start = w_.start + m * w_.stride;
+      for (size_t l = 0; l < w_.lanes; ++l) gs[l] = std::max(gs[l], start[l]);
+    }
+    if (group.dp_sync) {
+      for (size_t k = w_.first_domain; k < w_.end_domain; ++k) {
+        const size_t lo = in_.sync_offsets[k] - w_.lo;
+        const size_t hi = in_.sync_offsets[k + 1] - w_.lo;
+        const double m = *std::max_element(gs + lo, gs + hi);
+        std::fill(gs + lo, gs + hi, m);
+      }
+    }
+    for (graph::NodeId m : group.members) {
+      double* end = w_.end + m * w_.stride;
+      if (const double* cost = ws_->rows[m]) {
+        for (size_t l = 0; l < w_.lanes; ++l) end[l] = gs[l] + cost[l];
+      } else {
+        const double c = in_.cost.values[m];
+        for (size_t l = 0; l < w_.lanes; ++l) end[l] = gs[l] + c;
+      }
+    }
+  }
+
+  const ReplayInput& in_;
+  ReplayWorkspace* ws_;
+  const Window& w_;
+};
+
+// Step times of the window's domains, from its start / end rows.
+void WindowStepTimes(const ReplayInput& in, const Window& w,
+                     ReplayWorkspace* ws, StepTimes* out) {
+  const size_t n = in.graph->num_nodes();
+  double* lane_min = ws->rendezvous.data();
+  std::fill(lane_min, lane_min + w.lanes, kInf);
+  std::vector<double> lane_max(w.lanes, -kInf), lane_opt(w.lanes, -kInf);
+  for (size_t v = 0; v < n; ++v) {
+    const double* s = w.start + v * w.stride;
+    const double* e = w.end + v * w.stride;
+    for (size_t l = 0; l < w.lanes; ++l) {
+      lane_min[l] = std::min(lane_min[l], s[l]);
+      lane_max[l] = std::max(lane_max[l], e[l]);
+    }
+  }
+  for (graph::NodeId v : in.optimizer_nodes) {
+    const double* e = w.end + v * w.stride;
+    for (size_t l = 0; l < w.lanes; ++l) lane_opt[l] = std::max(lane_opt[l], e[l]);
+  }
+  for (size_t k = w.first_domain; k < w.end_domain; ++k) {
+    double lo = kInf, hi = -kInf, opt = -kInf;
+    for (size_t l = in.sync_offsets[k] - w.lo; l < in.sync_offsets[k + 1] - w.lo;
+         ++l) {
+      lo = std::min(lo, lane_min[l]);
+      hi = std::max(hi, lane_max[l]);
+      opt = std::max(opt, lane_opt[l]);
+    }
+    out->span[k] = hi - lo;
+    out->opt[k] = opt - in.root_start;
   }
 }
 
 }  // namespace
 
-void Replay(const ReplayInput& in, ReplayTimes* t) {
-  const size_t n = in.graph->num_nodes() * in.num_lanes;
-  assert(in.cost.size() == n && "cost has one value per node and lane");
-  assert(in.launch_delay.empty() || in.launch_delay.size() == n);
+StepTimes Replay(const ReplayInput& in, ReplayWorkspace* ws, ReplayTimes* keep) {
+  const size_t n = in.graph->num_nodes();
+  assert(in.cost.rows.size() == n && in.cost.values.size() == n);
+  assert(in.launch_delay.empty() || in.launch_delay.size() == n * in.num_lanes);
   assert(!in.sync_offsets.empty() && in.sync_offsets.back() == in.num_lanes);
-  t->start.Resize(n);
-  t->end.Resize(n);
-  t->scratch.Resize(in.num_lanes);
   const size_t domains = in.sync_offsets.size() - 1;
+  StepTimes out;
+  out.span.resize(domains);
+  out.opt.resize(domains);
+  if (keep) {
+    keep->start.Resize(n * in.num_lanes);
+    keep->end.Resize(n * in.num_lanes);
+  }
   for (size_t k = 0; k < domains;) {
-    Window w{in.sync_offsets[k], 0, k, k};
+    Window w;
+    w.lo = in.sync_offsets[k];
+    w.first_domain = w.end_domain = k;
     while (w.end_domain < domains &&
            (w.end_domain == k ||
             in.sync_offsets[w.end_domain + 1] - w.lo <= kWindowLanes)) {
       ++w.end_domain;
     }
     w.lanes = in.sync_offsets[w.end_domain] - w.lo;
-    ReplayWindow(in, w, t);
+    ws->rendezvous.Resize(std::max(ws->rendezvous.size(), w.lanes));
+    if (keep) {
+      w.start = keep->start.data() + w.lo;
+      w.end = keep->end.data() + w.lo;
+      w.stride = in.num_lanes;
+    } else {
+      ws->start.Resize(std::max(ws->start.size(), n * w.lanes));
+      ws->end.Resize(std::max(ws->end.size(), n * w.lanes));
+      w.start = ws->start.data();
+      w.end = ws->end.data();
+      w.stride = w.lanes;
+    }
+    WindowReplay(in, ws, w).Run();
+    WindowStepTimes(in, w, ws, &out);
     k = w.end_domain;
   }
+  return out;
 }
 
-StepTimes ComputeStepTimes(const ReplayInput& in, const ReplayTimes& t,
-                           std::span<const graph::NodeId> optimizer_nodes) {
-  const size_t lanes = in.num_lanes;
-  const size_t num_nodes = in.graph->num_nodes();
-  const size_t steps = in.sync_offsets.size() - 1;
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<double> lane_min(lanes, kInf), lane_max(lanes, -kInf),
-      lane_opt(lanes, -kInf);
-  for (size_t v = 0; v < num_nodes; ++v) {
-    const double* s = t.start.data() + v * lanes;
-    const double* e = t.end.data() + v * lanes;
-    for (size_t l = 0; l < lanes; ++l) {
-      lane_min[l] = std::min(lane_min[l], s[l]);
-      lane_max[l] = std::max(lane_max[l], e[l]);
-    }
-  }
-  for (graph::NodeId v : optimizer_nodes) {
-    const double* e = t.end.data() + v * lanes;
-    for (size_t l = 0; l < lanes; ++l) lane_opt[l] = std::max(lane_opt[l], e[l]);
-  }
-  StepTimes out;
-  out.span.resize(steps);
-  out.opt.resize(steps);
-  for (size_t k = 0; k < steps; ++k) {
-    double lo = kInf, hi = -kInf, opt = -kInf;
-    for (uint32_t l = in.sync_offsets[k]; l < in.sync_offsets[k + 1]; ++l) {
-      lo = std::min(lo, lane_min[l]);
-      hi = std::max(hi, lane_max[l]);
-      opt = std::max(opt, lane_opt[l]);
-    }
-    out.span[k] = hi - lo;
-    out.opt[k] = opt - in.root_start;
-  }
-  return out;
+std::vector<const double*> DenseRows(std::span<const double> cost,
+                                     size_t num_nodes, size_t num_lanes) {
+  std::vector<const double*> rows(num_nodes);
+  for (size_t v = 0; v < num_nodes; ++v) rows[v] = cost.data() + v * num_lanes;
+  return rows;
 }
 
 }  // namespace strag::replay

@@ -7,13 +7,16 @@
 // is the value itself, so folding is exact). Lanes of the same step form one
 // sync domain: `dp_sync` groups take their rendezvous time over all of them.
 //
-// For node v and lane l (index v * num_lanes + l):
+// For node v and lane l:
 //   ready = max(end of deps)                  (root_start for a root)
 //   start = ready + launch_delay
 //   plain: end = start + cost
 //   comm:  end = max(start of the group's members [over the sync domain])
 //                + cost                        (cost = transfer time)
-// Cost O((nodes + edges) * lanes); the inner loops run over contiguous lanes.
+// Cost O((nodes + edges) * lanes). Lanes are replayed in cache-sized windows
+// of whole sync domains (steps never interact); unless the caller keeps the
+// times, they never leave the window's scratch, so a replay streams its
+// inputs once and writes almost nothing.
 
 #ifndef STRAG_SRC_REPLAY_REPLAY_ENGINE_H_
 #define STRAG_SRC_REPLAY_REPLAY_ENGINE_H_
@@ -27,38 +30,55 @@
 
 namespace strag::replay {
 
+// Own time of every (node, lane) in seconds: the duration of a plain op, the
+// transfer time of a comm op. Node v reads `rows[v][lane]` when rows[v] is
+// not null (num_lanes values), else `values[v]` on every lane.
+struct Costs {
+  std::span<const double* const> rows;  // per node
+  std::span<const double> values;       // per node
+};
+
 struct ReplayInput {
   const graph::DepGraph* graph = nullptr;  // not owned; must be finalized
   size_t num_lanes = 0;
-  // Own time of each op in seconds: duration for plain ops, transfer time for
-  // comm ops. Layout [node * num_lanes + lane].
-  std::span<const double> cost;
-  // Launch delay in seconds, same layout; empty means all zero.
+  Costs cost;
+  // Launch delay in seconds, layout [node * num_lanes + lane]; empty = zero.
   std::span<const float> launch_delay;
   // Lanes [sync_offsets[k], sync_offsets[k + 1]) form sync domain k (one
   // step); the last entry is num_lanes.
   std::span<const uint32_t> sync_offsets;
+  // The ops whose latest end is the step time T_opt.
+  std::span<const graph::NodeId> optimizer_nodes;
   double root_start = 0.0;  // start of a step: roots begin here (+ delay)
 };
 
-// Replayed start and end times, layout [node * num_lanes + lane]. Reused
-// across calls to avoid reallocations.
-struct ReplayTimes {
-  UninitBuffer<double> start;
-  UninitBuffer<double> end;
-  UninitBuffer<double> scratch;  // per-lane rendezvous times
-};
-
-void Replay(const ReplayInput& input, ReplayTimes* times);
-
 // Per sync domain (step): `span` = max end - min start over every op and
-// lane; `opt` = max end of `optimizer_nodes` - root_start.
+// lane; `opt` = max end of the optimizer nodes - root_start.
 struct StepTimes {
   std::vector<double> span;
   std::vector<double> opt;
 };
-StepTimes ComputeStepTimes(const ReplayInput& input, const ReplayTimes& times,
-                           std::span<const graph::NodeId> optimizer_nodes);
+
+// Every replayed start and end, layout [node * num_lanes + lane].
+struct ReplayTimes {
+  UninitBuffer<double> start;
+  UninitBuffer<double> end;
+};
+
+// Scratch reused across replays (no allocation once warm).
+struct ReplayWorkspace {
+  UninitBuffer<double> start, end;  // [node * window_lanes + lane]
+  UninitBuffer<double> rendezvous;  // per lane of a window
+  std::vector<const double*> rows;  // per node, offset to the window
+};
+
+// Replays `input`; fills `keep` with every start and end when not null.
+StepTimes Replay(const ReplayInput& input, ReplayWorkspace* workspace,
+                 ReplayTimes* keep = nullptr);
+
+// Convenience for dense costs laid out [node * num_lanes + lane].
+std::vector<const double*> DenseRows(std::span<const double> cost,
+                                     size_t num_nodes, size_t num_lanes);
 
 }  // namespace strag::replay
 

@@ -35,12 +35,18 @@ void BM_Replay(benchmark::State& state) {
   std::vector<double> cost(g.num_nodes() * lanes, 1e-3);
   std::vector<uint32_t> sync;
   for (size_t l = 0; l <= lanes; l += 4) sync.push_back(static_cast<uint32_t>(l));
-  const ReplayInput in{.graph = &g, .num_lanes = lanes, .cost = cost,
-                       .launch_delay = {}, .sync_offsets = sync};
-  ReplayTimes t;
+  const auto rows = DenseRows(cost, g.num_nodes(), lanes);
+  const std::vector<double> values(g.num_nodes(), 0.0);
+  const std::vector<graph::NodeId> optimizer = {
+      static_cast<graph::NodeId>(g.num_nodes() - 1)};
+  const ReplayInput in{.graph = &g, .num_lanes = lanes,
+                       .cost = {.rows = rows, .values = values},
+                       .launch_delay = {}, .sync_offsets = sync,
+                       .optimizer_nodes = optimizer};
+  ReplayWorkspace ws;
   for (auto _ : state) {
-    Replay(in, &t);
-    benchmark::DoNotOptimize(t.end.data());
+    StepTimes t = Replay(in, &ws);
+    benchmark::DoNotOptimize(t.opt.data());
   }
   state.counters["ops/s"] = benchmark::Counter(
       static_cast<double>(g.num_nodes() * lanes),

@@ -14,6 +14,31 @@ using graph::NodeId;
 
 std::string Name(NodeId v) { return std::to_string(v); }
 
+// Replays dense costs [node * lanes + lane] and keeps every time.
+struct Replayed {
+  StepTimes steps;
+  ReplayTimes t;
+};
+Replayed ReplayDense(const DepGraph& g, size_t lanes, const std::vector<double>& cost,
+           const std::vector<uint32_t>& sync, std::vector<float> delay = {},
+           double root_start = 0.0) {
+  const auto rows = DenseRows(cost, g.num_nodes(), lanes);
+  const std::vector<double> values(g.num_nodes(), 0.0);
+  const std::vector<NodeId> optimizer = {3};
+  const ReplayInput in{.graph = &g, .num_lanes = lanes,
+                       .cost = {.rows = rows, .values = values},
+                       .launch_delay = delay, .sync_offsets = sync,
+                       .optimizer_nodes = optimizer, .root_start = root_start};
+  Replayed run;
+  ReplayWorkspace ws;
+  run.steps = replay::Replay(in, &ws, &run.t);
+  // Without keeping the times the step times are the same.
+  const StepTimes again = replay::Replay(in, &ws);
+  EXPECT_EQ(again.span, run.steps.span);
+  EXPECT_EQ(again.opt, run.steps.opt);
+  return run;
+}
+
 // Graph of one instance: 0 -> 1 (plain), 0 -> 2, and the group {1', 2} where
 // 1' = node 3 depends on 1: node 2 must wait for node 3 to start.
 //   0: plain (root)   1: plain, after 0   2: comm, after 0   3: comm, after 1
@@ -31,19 +56,13 @@ DepGraph SmallGraph(bool dp_sync) {
 // each member ends at 3 + its own transfer time.
 TEST(ReplayTest, RendezvousWaitsForTheLastMember) {
   const DepGraph g = SmallGraph(false);
-  const std::vector<double> cost = {1.0, 2.0, 0.5, 0.25};
-  const std::vector<uint32_t> sync = {0, 1};
-  const ReplayInput in{.graph = &g, .num_lanes = 1, .cost = cost,
-                       .launch_delay = {}, .sync_offsets = sync};
-  ReplayTimes t;
-  Replay(in, &t);
-  EXPECT_DOUBLE_EQ(t.start[2], 1.0);  // launched at 1, waits until 3
-  EXPECT_DOUBLE_EQ(t.start[3], 3.0);
-  EXPECT_DOUBLE_EQ(t.end[2], 3.5);
-  EXPECT_DOUBLE_EQ(t.end[3], 3.25);
-  const StepTimes s = ComputeStepTimes(in, t, std::vector<NodeId>{3});
-  EXPECT_DOUBLE_EQ(s.span[0], 3.5);
-  EXPECT_DOUBLE_EQ(s.opt[0], 3.25);
+  const Replayed r = ReplayDense(g, 1, {1.0, 2.0, 0.5, 0.25}, {0, 1});
+  EXPECT_DOUBLE_EQ(r.t.start[2], 1.0);  // launched at 1, waits until 3
+  EXPECT_DOUBLE_EQ(r.t.start[3], 3.0);
+  EXPECT_DOUBLE_EQ(r.t.end[2], 3.5);
+  EXPECT_DOUBLE_EQ(r.t.end[3], 3.25);
+  EXPECT_DOUBLE_EQ(r.steps.span[0], 3.5);
+  EXPECT_DOUBLE_EQ(r.steps.opt[0], 3.25);
 }
 
 // Two lanes in one step: with dp_sync the group waits for the slower lane;
@@ -52,47 +71,69 @@ TEST(ReplayTest, DpSyncSpansTheLanesOfAStep) {
   for (bool dp_sync : {false, true}) {
     const DepGraph g = SmallGraph(dp_sync);
     // Layout [node * 2 + lane]; lane 1 has a slow node 1 (5 s instead of 2).
-    const std::vector<double> cost = {1, 1, 2, 5, 0.5, 0.5, 0.25, 0.25};
-    const std::vector<uint32_t> sync = {0, 2};
-    const ReplayInput in{.graph = &g, .num_lanes = 2, .cost = cost,
-                         .launch_delay = {}, .sync_offsets = sync};
-    ReplayTimes t;
-    Replay(in, &t);
-    EXPECT_DOUBLE_EQ(t.end[3 * 2 + 1], 6.25);  // lane 1: 1 + 5 + 0.25
-    EXPECT_DOUBLE_EQ(t.end[3 * 2 + 0], dp_sync ? 6.25 : 3.25) << dp_sync;
+    const Replayed r = ReplayDense(g, 2, {1, 1, 2, 5, 0.5, 0.5, 0.25, 0.25}, {0, 2});
+    EXPECT_DOUBLE_EQ(r.t.end[3 * 2 + 1], 6.25);  // lane 1: 1 + 5 + 0.25
+    EXPECT_DOUBLE_EQ(r.t.end[3 * 2 + 0], dp_sync ? 6.25 : 3.25) << dp_sync;
+  }
+}
+
+// Scalar costs (null rows) mean the same value on every lane.
+TEST(ReplayTest, ScalarCosts) {
+  const DepGraph g = SmallGraph(false);
+  const std::vector<double> dense = {1, 1, 2, 2, 0.5, 0.5, 0.25, 0.25};
+  const std::vector<double> values = {1, 2, 0.5, 0.25};
+  auto rows = DenseRows(dense, 4, 2);
+  rows[1] = nullptr;
+  rows[3] = nullptr;
+  const std::vector<uint32_t> sync = {0, 2};
+  const std::vector<NodeId> optimizer = {3};
+  const ReplayInput in{.graph = &g, .num_lanes = 2,
+                       .cost = {.rows = rows, .values = values},
+                       .launch_delay = {}, .sync_offsets = sync,
+                       .optimizer_nodes = optimizer};
+  ReplayWorkspace ws;
+  EXPECT_EQ(replay::Replay(in, &ws).opt, ReplayDense(g, 2, dense, {0, 2}).steps.opt);
+}
+
+// Many steps replay in several windows with the same result as one by one.
+TEST(ReplayTest, WindowsDoNotChangeResults) {
+  const DepGraph g = SmallGraph(true);
+  const size_t lanes = 300;  // 100 steps of 3 DP replicas: several windows
+  std::vector<double> cost(4 * lanes);
+  for (size_t i = 0; i < cost.size(); ++i) cost[i] = 0.5 + double(i % 7) * 0.25;
+  std::vector<uint32_t> sync;
+  for (uint32_t l = 0; l <= lanes; l += 3) sync.push_back(l);
+  const Replayed all = ReplayDense(g, lanes, cost, sync);
+  for (size_t step = 0; step < 100; ++step) {
+    std::vector<double> one(4 * 3);
+    for (size_t v = 0; v < 4; ++v) {
+      for (size_t d = 0; d < 3; ++d) one[v * 3 + d] = cost[v * lanes + step * 3 + d];
+    }
+    const Replayed single = ReplayDense(g, 3, one, {0, 3});
+    EXPECT_EQ(all.steps.opt[step], single.steps.opt[0]) << step;
+    EXPECT_EQ(all.steps.span[step], single.steps.span[0]) << step;
   }
 }
 
 // Two steps are two sync domains: a slow lane in step 1 does not delay step 0.
 TEST(ReplayTest, StepsAreIndependent) {
   const DepGraph g = SmallGraph(true);
-  const std::vector<double> cost = {1, 1, 2, 5, 0.5, 0.5, 0.25, 0.25};
-  const std::vector<uint32_t> sync = {0, 1, 2};
-  const ReplayInput in{.graph = &g, .num_lanes = 2, .cost = cost,
-                       .launch_delay = {}, .sync_offsets = sync};
-  ReplayTimes t;
-  Replay(in, &t);
-  const StepTimes s = ComputeStepTimes(in, t, std::vector<NodeId>{3});
-  EXPECT_DOUBLE_EQ(s.opt[0], 3.25);
-  EXPECT_DOUBLE_EQ(s.opt[1], 6.25);
+  const Replayed r = ReplayDense(g, 2, {1, 1, 2, 5, 0.5, 0.5, 0.25, 0.25}, {0, 1, 2});
+  EXPECT_DOUBLE_EQ(r.steps.opt[0], 3.25);
+  EXPECT_DOUBLE_EQ(r.steps.opt[1], 6.25);
 }
 
 // Launch delays shift an op's start after its deps; a root starts at
 // root_start + its delay.
 TEST(ReplayTest, LaunchDelaysAddToTheStart) {
   const DepGraph g = SmallGraph(false);
-  const std::vector<double> cost = {1.0, 2.0, 0.5, 0.25};
-  const std::vector<float> delay = {0.5f, 0.25f, 0.0f, 1.0f};
-  const std::vector<uint32_t> sync = {0, 1};
-  const ReplayInput in{.graph = &g, .num_lanes = 1, .cost = cost,
-                       .launch_delay = delay, .sync_offsets = sync,
-                       .root_start = 10.0};
-  ReplayTimes t;
-  Replay(in, &t);
-  EXPECT_DOUBLE_EQ(t.start[0], 10.5);
-  EXPECT_DOUBLE_EQ(t.start[1], 11.75);
-  EXPECT_DOUBLE_EQ(t.start[3], 14.75);  // 13.75 + 1
-  EXPECT_DOUBLE_EQ(t.end[2], 15.25);
+  const Replayed r = ReplayDense(g, 1, {1.0, 2.0, 0.5, 0.25}, {0, 1},
+                       {0.5f, 0.25f, 0.0f, 1.0f}, 10.0);
+  EXPECT_DOUBLE_EQ(r.t.start[0], 10.5);
+  EXPECT_DOUBLE_EQ(r.t.start[1], 11.75);
+  EXPECT_DOUBLE_EQ(r.t.start[3], 14.75);  // 13.75 + 1
+  EXPECT_DOUBLE_EQ(r.t.end[2], 15.25);
+  EXPECT_DOUBLE_EQ(r.steps.opt[0], 15.0 - 10.0);
 }
 
 }  // namespace

@@ -64,11 +64,17 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
       }
     }
   }
-  const replay::ReplayInput input{.graph = &model.graph, .num_lanes = lanes,
-                                  .cost = costs, .launch_delay = delays,
-                                  .sync_offsets = sync_offsets};
+  const std::vector<const double*> rows = replay::DenseRows(costs, n, lanes);
+  const std::vector<double> unused(n, 0.0);
+  const replay::ReplayInput input{.graph = &model.graph,
+                                  .num_lanes = lanes,
+                                  .cost = {.rows = rows, .values = unused},
+                                  .launch_delay = delays,
+                                  .sync_offsets = sync_offsets,
+                                  .optimizer_nodes = model.optimizer_nodes};
+  replay::ReplayWorkspace workspace;
   replay::ReplayTimes times;
-  replay::Replay(input, &times);
+  replay::Replay(input, &workspace, &times);
 
   trace::OpsTable table;
   table.Reserve(n * lanes);

@@ -54,7 +54,7 @@ std::vector<size_t> PoolOfNodes(const PreparedTrace& t, IdealPool pool) {
 // mean of the no-delay replayed durations, communication types the median
 // (transfer times rounded to binary32 for comm ops).
 std::vector<double> IdealCosts(const PreparedTrace& t,
-                               const std::vector<double>& cost_nd,
+                               std::span<const double> cost_nd,
                                IdealPool pool) {
   const size_t inst = t.num_instances();
   const std::vector<size_t> pool_of = PoolOfNodes(t, pool);
@@ -204,7 +204,7 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   // T: the traced durations replayed without launch delays (§6.1).
   main.SetCosts(t.cost, {});
   const replay::StepTimes nd = main.RunTraced({});
-  std::vector<double> cost_nd(t.cost);  // plain ops: replayed durations D_nd
+  BigVector<double> cost_nd(t.cost);  // plain ops: replayed durations D_nd
   for (NodeId v = 0; v < n; ++v) {
     if (t.model.graph.is_comm(v)) continue;
     for (size_t i = 0; i < inst; ++i) {

@@ -37,7 +37,12 @@ Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
     p->dp = std::max(p->dp, t.dp[r] + 1);
     p->pp = std::max(p->pp, t.pp[r] + 1);
   }
-  p->steps.assign(t.step.begin(), t.step.end());
+  // Rows usually come grouped by step: collect each run's step once.
+  for (size_t r = 0; r < t.size(); ++r) {
+    if (p->steps.empty() || p->steps.back() != t.step[r]) {
+      p->steps.push_back(t.step[r]);
+    }
+  }
   std::sort(p->steps.begin(), p->steps.end());
   p->steps.erase(std::unique(p->steps.begin(), p->steps.end()),
                  p->steps.end());
@@ -116,7 +121,7 @@ Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
 // with its binary32 start, end = fl32(start + dur) and duration; `step_min`
 // gets the earliest start of every step. One pass over the rows in order.
 Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
-                 std::vector<float>* end, std::vector<float>* step_min) {
+                 BigVector<float>* end, std::vector<float>* step_min) {
   const size_t instances = p->num_instances();
   constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
   p->row.assign(p->num_nodes() * instances, kEmpty);
@@ -172,7 +177,7 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
 
 // whatif-spec.md §4: launch delays and transfer times on the traced
 // timeline (binary32), then the per-step rebase and the traced step time.
-void Preprocess(const std::vector<float>& end,
+void Preprocess(const BigVector<float>& end,
                 const std::vector<float>& step_min, PreparedTrace* p) {
   const size_t n = p->num_nodes(), inst = p->num_instances();
   const auto dp = static_cast<size_t>(p->dp);
@@ -224,7 +229,8 @@ Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
   PreparedTrace p;
   RETURN_IF_ERROR(DeriveShape(table, &p));
   RETURN_IF_ERROR(BuildModel(table, meta, &p));
-  std::vector<float> end, step_min;
+  BigVector<float> end;
+  std::vector<float> step_min;
   RETURN_IF_ERROR(PlaceRows(table, &p, &end, &step_min));
   Preprocess(end, step_min, &p);
   return p;

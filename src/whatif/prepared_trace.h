@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/huge_page_allocator.h"
 #include "base/status.h"
 #include "graph/megatron/megatron_model.h"
 #include "trace/job_meta.h"
@@ -37,10 +38,10 @@ struct PreparedTrace {
   std::vector<int32_t> worker_rank;  // [dp * pp + stage] -> global rank
 
   // Per (node, instance), layout [node * num_instances() + instance]:
-  std::vector<uint32_t> row;           // row of the ops table
-  std::vector<float> start;            // rebased traced start, s
-  std::vector<float> launch_delay;     // s, clamped
-  std::vector<double> cost;            // traced duration (plain) or transfer (comm), s
+  BigVector<uint32_t> row;        // row of the ops table
+  BigVector<float> start;         // rebased traced start, s
+  BigVector<float> launch_delay;  // s, clamped
+  BigVector<double> cost;         // traced duration (plain) or transfer (comm), s
 
   std::vector<float> step_t_base;  // per step: traced max end - min start, s
 

@@ -48,39 +48,52 @@ void ScenarioRunner::BuildLanes(Base base, const Selection& x) {
   }
 }
 
+// Per node, the lanes read the traced row, the ideal value, or a mix; only
+// mixed rows are written out.
 replay::StepTimes ScenarioRunner::Run(Base base, const Selection& x) {
   BuildLanes(base, x);
   const size_t lanes = lane_instance_.size();
   const size_t n = trace_.num_nodes();
   const size_t inst = trace_.num_instances();
+  bool identity = lanes == inst;
+  for (size_t l = 0; identity && l < lanes; ++l) {
+    identity = lane_instance_[l] == static_cast<int64_t>(l);
+  }
+  rows_.assign(n, nullptr);
   cost_.Resize(n * lanes);
   std::vector<const SelectionTerm*> active;
+  std::vector<uint8_t> traced_lane(lanes);
   for (size_t v = 0; v < n; ++v) {
-    double* row = cost_.data() + v * lanes;
-    const double* traced = traced_cost_.data() + v * inst;
-    const double ideal = ideal_cost_[v];
     active.clear();
     for (const SelectionTerm& term : x.terms) {
       if (term.nodes[v]) active.push_back(&term);
     }
+    size_t num_traced = 0;
     for (size_t l = 0; l < lanes; ++l) {
       const int64_t i = lane_instance_[l];
-      if (i < 0) {
-        row[l] = ideal;
-        continue;
-      }
       bool hit = false;
       for (const SelectionTerm* term : active) {
-        hit |= term->instances[static_cast<size_t>(i)] != 0;
+        hit |= i >= 0 && term->instances[static_cast<size_t>(i)] != 0;
       }
-      row[l] = (base == Base::kTraced) != hit ? traced[i] : ideal;
+      traced_lane[l] = i >= 0 && ((base == Base::kTraced) != hit);
+      num_traced += traced_lane[l];
     }
+    const double* traced = traced_cost_.data() + v * inst;
+    if (num_traced == 0) continue;  // the ideal value on every lane
+    if (num_traced == lanes && identity) {
+      rows_[v] = traced;
+      continue;
+    }
+    double* row = cost_.data() + v * lanes;
+    for (size_t l = 0; l < lanes; ++l) {
+      row[l] = traced_lane[l] ? traced[lane_instance_[l]] : ideal_cost_[v];
+    }
+    rows_[v] = row;
   }
-  return Execute(cost_.span(), {});
+  return Execute({}, nullptr);
 }
 
-replay::StepTimes ScenarioRunner::RunTraced(
-    std::span<const float> launch_delay) {
+void ScenarioRunner::IdentityLanes() {
   const size_t dp = static_cast<size_t>(trace_.dp);
   lane_instance_.resize(trace_.num_instances());
   sync_offsets_.clear();
@@ -89,27 +102,40 @@ replay::StepTimes ScenarioRunner::RunTraced(
     if (i % dp == 0) sync_offsets_.push_back(static_cast<uint32_t>(i));
   }
   sync_offsets_.push_back(static_cast<uint32_t>(lane_instance_.size()));
-  return Execute(traced_cost_, launch_delay);
+}
+
+replay::StepTimes ScenarioRunner::RunTraced(
+    std::span<const float> launch_delay) {
+  IdentityLanes();
+  rows_ = replay::DenseRows(traced_cost_, trace_.num_nodes(),
+                            trace_.num_instances());
+  return Execute(launch_delay, &times_);
 }
 
 replay::StepTimes ScenarioRunner::RunIdealLane() {
   lane_instance_.assign(1, -1);
   sync_offsets_ = {0, 1};
-  return Execute(ideal_cost_, {});
+  rows_.assign(trace_.num_nodes(), nullptr);
+  return Execute({}, &times_);
 }
 
-replay::StepTimes ScenarioRunner::Execute(std::span<const double> cost,
-                                          std::span<const float> launch_delay) {
+replay::StepTimes ScenarioRunner::Execute(std::span<const float> launch_delay,
+                                          replay::ReplayTimes* keep) {
+  std::span<const double> values = ideal_cost_;
+  if (values.empty()) {
+    zeros_.assign(trace_.num_nodes(), 0.0);
+    values = zeros_;
+  }
   const replay::ReplayInput input{
       .graph = &trace_.model.graph,
       .num_lanes = lane_instance_.size(),
-      .cost = cost,
+      .cost = {.rows = rows_, .values = values},
       .launch_delay = launch_delay,
       .sync_offsets = sync_offsets_,
+      .optimizer_nodes = trace_.model.optimizer_nodes,
   };
-  replay::Replay(input, &times_);
   replayed_ops_ += trace_.num_nodes() * lane_instance_.size();
-  return replay::ComputeStepTimes(input, times_, trace_.model.optimizer_nodes);
+  return replay::Replay(input, &workspace_, keep);
 }
 
 }  // namespace strag::whatif

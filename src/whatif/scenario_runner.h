@@ -46,10 +46,11 @@ class ScenarioRunner {
   replay::StepTimes Run(Base base, const Selection& x);
 
   // Replays every instance with the traced costs and `launch_delay` (empty:
-  // zero); the times stay available in times() until the next call.
+  // zero); every start and end stays available in times() until the next
+  // RunTraced / RunIdealLane.
   replay::StepTimes RunTraced(std::span<const float> launch_delay);
-  // Replays one lane with the ideal costs; its step times are those of every
-  // step.
+  // Replays one lane with the ideal costs (its step times are those of every
+  // step); times() then holds that lane.
   replay::StepTimes RunIdealLane();
 
   const replay::ReplayTimes& times() const { return times_; }
@@ -58,15 +59,19 @@ class ScenarioRunner {
 
  private:
   void BuildLanes(Base base, const Selection& x);
-  replay::StepTimes Execute(std::span<const double> cost,
-                            std::span<const float> launch_delay);
+  void IdentityLanes();
+  replay::StepTimes Execute(std::span<const float> launch_delay,
+                            replay::ReplayTimes* keep);
 
   const PreparedTrace& trace_;
   std::span<const double> traced_cost_;
   std::span<const double> ideal_cost_;
   std::vector<int64_t> lane_instance_;  // -1: folded all-ideal lane
   std::vector<uint32_t> sync_offsets_;
-  UninitBuffer<double> cost_;
+  std::vector<const double*> rows_;  // per node: its cost row, or null
+  std::vector<double> zeros_;        // ideal values before SetCosts has them
+  UninitBuffer<double> cost_;        // rows that mix traced and ideal lanes
+  replay::ReplayWorkspace workspace_;
   replay::ReplayTimes times_;
   uint64_t replayed_ops_ = 0;
 };
