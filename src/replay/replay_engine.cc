@@ -44,18 +44,22 @@ class WindowReplay {
       }
       const graph::NodeId v = unit.id;
       Start(v);
-      const double* start = w_.start + v * w_.stride;
-      double* end = w_.end + v * w_.stride;
-      if (const double* cost = ws_->rows[v]) {
-        for (size_t l = 0; l < w_.lanes; ++l) end[l] = start[l] + cost[l];
-      } else {
-        const double c = in_.cost.values[v];
-        for (size_t l = 0; l < w_.lanes; ++l) end[l] = start[l] + c;
-      }
+      End(v, w_.start + v * w_.stride);
     }
   }
 
  private:
+  // end[v] = from[lane] + cost of v on the lane.
+  void End(graph::NodeId v, const double* from) {
+    double* end = w_.end + v * w_.stride;
+    if (const double* cost = ws_->rows[v]) {
+      for (size_t l = 0; l < w_.lanes; ++l) end[l] = from[l] + cost[l];
+    } else {
+      const double c = in_.cost.values[v];
+      for (size_t l = 0; l < w_.lanes; ++l) end[l] = from[l] + c;
+    }
+  }
+
   // start[v] = max(end of deps) (or root_start) + launch delay.
   void Start(graph::NodeId v) {
     double* start = w_.start + v * w_.stride;
@@ -93,15 +97,7 @@ class WindowReplay {
         std::fill(gs + lo, gs + hi, m);
       }
     }
-    for (graph::NodeId m : group.members) {
-      double* end = w_.end + m * w_.stride;
-      if (const double* cost = ws_->rows[m]) {
-        for (size_t l = 0; l < w_.lanes; ++l) end[l] = gs[l] + cost[l];
-      } else {
-        const double c = in_.cost.values[m];
-        for (size_t l = 0; l < w_.lanes; ++l) end[l] = gs[l] + c;
-      }
-    }
+    for (graph::NodeId m : group.members) End(m, gs);
   }
 
   const ReplayInput& in_;

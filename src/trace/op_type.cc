@@ -38,6 +38,16 @@ constexpr std::array<std::string_view, kNumOpGroups> kOpGroupNames = {
     "gc",
 };
 
+// The enum value whose name is `name` in `names`, if any.
+template <typename Enum, size_t N>
+std::optional<Enum> FindByName(const std::array<std::string_view, N>& names,
+                               std::string_view name) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<Enum>(i);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view OpTypeName(OpType type) {
@@ -45,10 +55,7 @@ std::string_view OpTypeName(OpType type) {
 }
 
 std::optional<OpType> ParseOpType(std::string_view name) {
-  for (size_t i = 0; i < kOpTypeNames.size(); ++i) {
-    if (kOpTypeNames[i] == name) return static_cast<OpType>(i);
-  }
-  return std::nullopt;
+  return FindByName<OpType>(kOpTypeNames, name);
 }
 
 OpGroup GroupOf(OpType type) {
@@ -79,10 +86,7 @@ std::string_view OpGroupName(OpGroup group) {
 }
 
 std::optional<OpGroup> ParseOpGroup(std::string_view name) {
-  for (size_t i = 0; i < kOpGroupNames.size(); ++i) {
-    if (kOpGroupNames[i] == name) return static_cast<OpGroup>(i);
-  }
-  return std::nullopt;
+  return FindByName<OpGroup>(kOpGroupNames, name);
 }
 
 bool IsIdealisedAsComm(OpType type) {

@@ -103,30 +103,25 @@ class CliTest(unittest.TestCase):
                 for l in lines]
         self.assert_bad_input(self.write("t.csv", rows), "seq_id")
 
-    def test_non_numeric_field(self):
+    def with_field(self, line_number, column, value):
+        """The example as a file with one field (1-based line) replaced."""
         lines = example_lines()
-        header = lines[0].split(",")
-        fields = lines[4].split(",")
-        fields[header.index("duration")] = "abc"
-        lines[4] = ",".join(fields)
-        self.assert_bad_input(self.write("t.csv", lines), "line 5", "duration")
+        fields = lines[line_number - 1].split(",")
+        fields[lines[0].split(",").index(column)] = value
+        lines[line_number - 1] = ",".join(fields)
+        return self.write("t.csv", lines)
+
+    def test_non_numeric_field(self):
+        self.assert_bad_input(self.with_field(5, "duration", "abc"), "line 5",
+                              "duration")
 
     def test_negative_duration(self):
-        lines = example_lines()
-        header = lines[0].split(",")
-        fields = lines[9].split(",")
-        fields[header.index("duration")] = "-0.5"
-        lines[9] = ",".join(fields)
-        self.assert_bad_input(self.write("t.csv", lines), "line 10", "duration")
+        self.assert_bad_input(self.with_field(10, "duration", "-0.5"), "line 10",
+                              "duration")
 
     def test_unknown_op_type(self):
-        lines = example_lines()
-        header = lines[0].split(",")
-        fields = lines[2].split(",")
-        fields[header.index("optype")] = "forward-compote"
-        lines[2] = ",".join(fields)
-        self.assert_bad_input(self.write("t.csv", lines), "line 3", "optype",
-                              "forward-compote")
+        self.assert_bad_input(self.with_field(3, "optype", "forward-compote"),
+                              "line 3", "optype", "forward-compote")
 
     # A forward send whose receive is missing on the next stage (stage 1 of
     # DP rank 0 is global rank 4).

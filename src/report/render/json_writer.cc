@@ -24,31 +24,23 @@ void JsonWriter::BeforeValue() {
   Newline();
 }
 
-void JsonWriter::BeginObject() {
+void JsonWriter::Open(char bracket) {
   BeforeValue();
-  out_ += '{';
+  out_ += bracket;
   first_.push_back(true);
 }
 
-void JsonWriter::EndObject() {
+void JsonWriter::Close(char bracket) {
   const bool empty = first_.back();
   first_.pop_back();
   if (!empty) Newline();
-  out_ += '}';
+  out_ += bracket;
 }
 
-void JsonWriter::BeginArray() {
-  BeforeValue();
-  out_ += '[';
-  first_.push_back(true);
-}
-
-void JsonWriter::EndArray() {
-  const bool empty = first_.back();
-  first_.pop_back();
-  if (!empty) Newline();
-  out_ += ']';
-}
+void JsonWriter::BeginObject() { Open('{'); }
+void JsonWriter::EndObject() { Close('}'); }
+void JsonWriter::BeginArray() { Open('['); }
+void JsonWriter::EndArray() { Close(']'); }
 
 void JsonWriter::Key(std::string_view key) {
   BeforeValue();

@@ -39,6 +39,8 @@ class JsonWriter {
 
  private:
   void BeforeValue();
+  void Open(char bracket);
+  void Close(char bracket);
   void WriteString(std::string_view value);
   void Newline();
 
