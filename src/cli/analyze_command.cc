@@ -8,7 +8,7 @@
 #include "cli/flags.h"
 #include "ingest/common/file.h"
 #include "ingest/ops_csv/meta_yaml.h"
-#include "ingest/ops_csv/ops_csv_reader.h"
+#include "ingest/ops_csv/ops_csv_file.h"
 #include "report/render/analysis_json.h"
 #include "report/render/terminal_summary.h"
 #include "whatif/analysis.h"
@@ -102,11 +102,7 @@ Result<whatif::WhatIfOptions> ParseOptions(const Flags& flags) {
 // needed from here on.
 Result<whatif::PreparedTrace> ReadAndPrepare(const std::string& path,
                                              const trace::JobMeta& meta) {
-  trace::OpsTable table;
-  {
-    ASSIGN_OR_RETURN(std::string bytes, ingest::ReadFileMaybeGz(path));
-    ASSIGN_OR_RETURN(table, ingest::ParseOpsCsv(bytes, path));
-  }
+  ASSIGN_OR_RETURN(trace::OpsTable table, ingest::ReadOpsCsvFile(path));
   auto prepared = whatif::PrepareTrace(table, meta);
   if (!prepared.ok()) return prepared.status().WithContext(path);
   return prepared;

@@ -8,23 +8,12 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "ingest/common/gzip.h"
 
 namespace strag::ingest {
 namespace {
-
-// Closes the descriptor on scope exit.
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-  ~FdCloser() { ::close(fd_); }
-
- private:
-  int fd_;
-};
 
 Status ErrnoStatus(const char* verb, const std::string& path, int error) {
   return NotFound(std::string("cannot ") + verb + " " + path + ": " +
@@ -33,27 +22,81 @@ Status ErrnoStatus(const char* verb, const std::string& path, int error) {
 
 }  // namespace
 
-Result<std::string> ReadFile(const std::string& path) {
+Result<InputFile> InputFile::Open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("open", path, errno);
-  FdCloser closer(fd);
-  // The size is only a hint: the loop below reads until end of file.
   struct stat info {};
-  size_t capacity = 1 << 16;
+  uint64_t size = 0;
   if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
-    capacity = static_cast<size_t>(info.st_size) + 1;
+    size = static_cast<uint64_t>(info.st_size);
   }
-  std::string data(capacity, '\0');
-  size_t size = 0;
-  while (true) {
-    if (size == data.size()) data.resize(2 * data.size());
-    const ssize_t got = ::read(fd, data.data() + size, data.size() - size);
+  return InputFile(fd, path, size);
+}
+
+InputFile::InputFile(InputFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      path_(std::move(other.path_)),
+      size_bytes_(other.size_bytes_) {}
+
+InputFile& InputFile::operator=(InputFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+    size_bytes_ = other.size_bytes_;
+  }
+  return *this;
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status InputFile::ReadError(int error) const {
+  return ErrnoStatus("read", path_, error);
+}
+
+Result<size_t> InputFile::Read(char* buffer, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t got = ::read(fd_, buffer + done, size - done);
     if (got == 0) break;
     if (got < 0) {
       if (errno == EINTR) continue;
-      return ErrnoStatus("read", path, errno);
+      return ReadError(errno);
     }
-    size += static_cast<size_t>(got);
+    done += static_cast<size_t>(got);
+  }
+  return done;
+}
+
+Result<size_t> InputFile::ReadAt(uint64_t offset, char* buffer, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t got = ::pread(fd_, buffer + done, size - done,
+                                static_cast<off_t>(offset + done));
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return ReadError(errno);
+    }
+    done += static_cast<size_t>(got);
+  }
+  return done;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  ASSIGN_OR_RETURN(InputFile file, InputFile::Open(path));
+  // The size is only a hint: the loop below reads until end of file.
+  std::string data(file.size_bytes() > 0 ? file.size_bytes() + 1 : 1 << 16,
+                   '\0');
+  size_t size = 0;
+  while (true) {
+    if (size == data.size()) data.resize(2 * data.size());
+    ASSIGN_OR_RETURN(const size_t got,
+                     file.Read(data.data() + size, data.size() - size));
+    size += got;
+    if (size < data.size()) break;  // Read stops short only at the end
   }
   data.resize(size);
   return data;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ingest/common/gunzip_stream.h"
+
 #define ZLIB_CONST  // next_in is `const Bytef*`: no const_cast needed
 #include <zlib.h>
 
@@ -19,26 +21,6 @@ constexpr size_t kMaxZlibChunk = size_t{1} << 30;
 // corrupt, so the first output guess never exceeds this ratio.
 constexpr size_t kMaxDeflateRatio = 1032;
 constexpr size_t kMinOutputGuess = 4096;
-
-// Owns a z_stream for inflating (gzip wrapper only) and ends it on scope exit.
-class Inflater {
- public:
-  Inflater() = default;
-  Inflater(const Inflater&) = delete;
-  Inflater& operator=(const Inflater&) = delete;
-  ~Inflater() {
-    if (initialized_) inflateEnd(&z_);
-  }
-  bool Init() {
-    initialized_ = inflateInit2(&z_, 16 + MAX_WBITS) == Z_OK;
-    return initialized_;
-  }
-  z_stream* z() { return &z_; }
-
- private:
-  z_stream z_{};
-  bool initialized_ = false;
-};
 
 class Deflater {
  public:
@@ -65,27 +47,11 @@ class Deflater {
 size_t OutputSizeGuess(std::string_view bytes) {
   size_t guess = 4 * bytes.size();
   if (bytes.size() >= 18) {  // smallest possible gzip member
-    const auto* tail =
-        reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
-    const uint32_t isize = uint32_t{tail[0]} | (uint32_t{tail[1]} << 8) |
-                           (uint32_t{tail[2]} << 16) |
-                           (uint32_t{tail[3]} << 24);
+    const uint32_t isize = GzipTrailerIsize(bytes.substr(bytes.size() - 4));
     guess = std::max(guess, size_t{isize} + 1);
   }
   return std::clamp(guess, kMinOutputGuess,
                     std::max(kMinOutputGuess, kMaxDeflateRatio * bytes.size()));
-}
-
-Status Truncated(std::string_view source_name, size_t at) {
-  return InvalidInput(std::string(source_name) +
-                      ": gzip stream is truncated at compressed byte " +
-                      std::to_string(at));
-}
-
-Status Corrupt(std::string_view source_name, size_t at, const char* what) {
-  return InvalidInput(std::string(source_name) +
-                      ": gzip stream is corrupt at byte " + std::to_string(at) +
-                      ": " + (what != nullptr ? what : "unknown zlib error"));
 }
 
 }  // namespace
@@ -95,45 +61,31 @@ bool IsGzip(std::string_view bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
+uint32_t GzipTrailerIsize(std::string_view last_four_bytes) {
+  const auto* tail =
+      reinterpret_cast<const unsigned char*>(last_four_bytes.data());
+  return uint32_t{tail[0]} | (uint32_t{tail[1]} << 8) |
+         (uint32_t{tail[2]} << 16) | (uint32_t{tail[3]} << 24);
+}
+
 Result<std::string> MaybeGunzip(std::string_view bytes,
                                 std::string_view source_name) {
   if (!IsGzip(bytes)) return std::string(bytes);
-  Inflater inflater;
-  if (!inflater.Init()) return Internal("zlib inflateInit2 failed");
-  z_stream* z = inflater.z();
-  const auto* in = reinterpret_cast<const Bytef*>(bytes.data());
+  GunzipStream stream(source_name);
   std::string out(OutputSizeGuess(bytes), '\0');
   size_t in_pos = 0;
   size_t out_pos = 0;
-  while (true) {
+  while (!stream.done()) {
     if (out_pos == out.size()) out.resize(2 * out.size());
-    const size_t in_chunk = std::min(bytes.size() - in_pos, kMaxZlibChunk);
-    const size_t out_chunk = std::min(out.size() - out_pos, kMaxZlibChunk);
-    z->next_in = in + in_pos;
-    z->avail_in = static_cast<uInt>(in_chunk);
-    z->next_out = reinterpret_cast<Bytef*>(out.data() + out_pos);
-    z->avail_out = static_cast<uInt>(out_chunk);
-    const int rc = inflate(z, Z_NO_FLUSH);
-    in_pos += in_chunk - z->avail_in;
-    out_pos += out_chunk - z->avail_out;
-    if (rc == Z_STREAM_END) {
-      if (in_pos == bytes.size()) break;
-      // Another member follows (concatenated gzip); anything else after
-      // the end of a member is damage, not data to drop silently.
-      if (!IsGzip(bytes.substr(in_pos))) {
-        return Corrupt(source_name, in_pos,
-                       "unexpected data after the end of a gzip member");
-      }
-      if (inflateReset(z) != Z_OK) return Internal("zlib inflateReset failed");
-      continue;
+    ASSIGN_OR_RETURN(
+        const GunzipStream::Progress progress,
+        stream.Inflate(bytes.substr(in_pos), /*in_is_last=*/true,
+                       out.data() + out_pos, out.size() - out_pos));
+    in_pos += progress.in_bytes;
+    out_pos += progress.out_bytes;
+    if (progress.in_bytes == 0 && progress.out_bytes == 0 && !stream.done()) {
+      return Internal("gunzip made no progress");  // GunzipStream's contract
     }
-    if (rc == Z_OK) continue;
-    if (rc == Z_BUF_ERROR) {
-      if (z->avail_out == 0) continue;  // the output grows on the next turn
-      if (in_pos == bytes.size()) return Truncated(source_name, in_pos);
-    }
-    if (rc == Z_MEM_ERROR) return Internal("zlib inflate: out of memory");
-    return Corrupt(source_name, in_pos, z->msg);
   }
   out.resize(out_pos);
   return out;

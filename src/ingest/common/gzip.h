@@ -5,6 +5,7 @@
 #ifndef STRAG_SRC_INGEST_COMMON_GZIP_H_
 #define STRAG_SRC_INGEST_COMMON_GZIP_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,10 @@ using ::strag::Result;
 // True when `bytes` start with the gzip magic number (1f 8b).
 bool IsGzip(std::string_view bytes);
 
+// The ISIZE field of a gzip trailer, given the last 4 bytes of a stream:
+// the text size of the last member, mod 2^32 (little endian).
+uint32_t GzipTrailerIsize(std::string_view last_four_bytes);
+
 // Inflates `bytes` when they start with the gzip magic, else returns them
 // unchanged. Concatenated gzip members (as written by `cat a.gz b.gz` or
 // pigz) are inflated one after the other into a single output.
@@ -27,7 +32,8 @@ bool IsGzip(std::string_view bytes);
 // kInvalidInput "trace.csv.gz: gzip stream is truncated at compressed byte
 // 1234" and a damaged one "...: gzip stream is corrupt at byte 56: invalid
 // block type". Linear in the output size; the output buffer grows
-// geometrically from a guess taken from the gzip trailer.
+// geometrically from a guess taken from the gzip trailer. Holds the whole
+// output: large files are better streamed (TextReader, GunzipStream).
 Result<std::string> MaybeGunzip(std::string_view bytes,
                                 std::string_view source_name);
 

@@ -17,16 +17,19 @@ std::string CsvField::Value() const {
   return value;
 }
 
-CsvTokenizer::CsvTokenizer(std::string_view text)
+CsvTokenizer::CsvTokenizer(std::string_view text, size_t first_line,
+                           bool input_start)
     : text_(text),
       cursor_(text.data()),
       end_(text.data() + text.size()),
-      record_start_(text.data()) {
-  if (text_.starts_with("\xEF\xBB\xBF")) cursor_ += 3;
+      record_start_(text.data()),
+      line_(first_line) {
+  if (input_start && text_.starts_with("\xEF\xBB\xBF")) cursor_ += 3;
 }
 
-bool CsvTokenizer::Fail(size_t field_index, std::string what) {
-  error_ = CsvError{record_line_, field_index, std::move(what)};
+bool CsvTokenizer::Fail(size_t field_index, std::string what,
+                        bool input_ended) {
+  error_ = CsvError{record_line_, field_index, std::move(what), input_ended};
   return false;
 }
 
@@ -107,7 +110,8 @@ bool CsvTokenizer::ReadQuotedField(size_t field_index, CsvField* field) {
   while (true) {
     const char* quote = std::find(p, end_, '"');
     if (quote == end_) {
-      return Fail(field_index, "quoted field has no closing quote");
+      return Fail(field_index, "quoted field has no closing quote",
+                  /*input_ended=*/true);
     }
     // Line breaks inside quotes are data; keep line numbers true.
     line_ += static_cast<size_t>(std::count(p, quote, '\n'));

@@ -45,6 +45,9 @@ struct CsvError {
   size_t line = 0;
   size_t field_index = 0;
   std::string what;
+  // The input ended inside a quoted field: when the input is a piece of a
+  // longer text, more text may complete the record (see OpsCsvParser).
+  bool input_ended = false;
 };
 
 // What ConsumeDelimiter found after a field.
@@ -58,7 +61,11 @@ class CsvTokenizer {
  public:
   // `text` must outlive the tokenizer and the fields it returns. A leading
   // UTF-8 byte order mark is skipped.
-  explicit CsvTokenizer(std::string_view text);
+  explicit CsvTokenizer(std::string_view text)
+      : CsvTokenizer(text, /*first_line=*/1, /*input_start=*/true) {}
+  // For a text read in pieces: `text` starts at a record boundary on line
+  // `first_line`; a byte order mark is looked for only at the `input_start`.
+  CsvTokenizer(std::string_view text, size_t first_line, bool input_start);
 
   // Reads the next non-blank record into `fields` (cleared first). Returns
   // false at the end of the input or on a malformed record; error() tells
@@ -85,10 +92,16 @@ class CsvTokenizer {
   // Moves the cursor forward to `p`, which must not pass a line break.
   void Advance(const char* p) { cursor_ = p; }
 
-  // 1-based line on which the current record starts.
+  // 1-based line on which the current record starts, and the line of the
+  // cursor.
   size_t record_line() const { return record_line_; }
-  // The text of the current record from its start to the end of the input.
+  size_t line() const { return line_; }
+  // The text of the current record from its start to the end of the input,
+  // and the offset of that start in the input.
   std::string_view RestFromRecordStart() const;
+  size_t record_position() const {
+    return static_cast<size_t>(record_start_ - text_.data());
+  }
   // Bytes consumed so far (for size estimates).
   size_t position() const {
     return static_cast<size_t>(cursor_ - text_.data());
@@ -98,7 +111,7 @@ class CsvTokenizer {
  private:
   bool ReadQuotedField(size_t field_index, CsvField* field);
   void ReadPlainField(CsvField* field);
-  bool Fail(size_t field_index, std::string what);
+  bool Fail(size_t field_index, std::string what, bool input_ended = false);
 
   std::string_view text_;
   const char* cursor_;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Micro-benchmarks of the ops CSV path on the published AR trace (117,216
-// rows, 8.8 MB of CSV): gunzip, parse and write, measured separately.
+// rows, 8.8 MB of CSV): gunzip, parse and write, measured separately, and
+// the streaming file reader (read + gunzip + parse), threaded or not.
 
 #include <benchmark/benchmark.h>
 
@@ -8,6 +9,7 @@
 
 #include "ingest/common/file.h"
 #include "ingest/common/gzip.h"
+#include "ingest/ops_csv/ops_csv_file.h"
 #include "ingest/ops_csv/ops_csv_reader.h"
 #include "ingest/ops_csv/ops_csv_writer.h"
 
@@ -64,6 +66,45 @@ void BM_ParseOpsCsvAr(benchmark::State& state) {
                           static_cast<int64_t>(Csv().size()));
 }
 BENCHMARK(BM_ParseOpsCsvAr)->Unit(benchmark::kMillisecond);
+
+// The whole-file path the streaming reader replaces: ReadFileMaybeGz, then
+// ParseOpsCsv.
+void BM_ReadWholeThenParseAr(benchmark::State& state) {
+  if (CompressedTrace().empty()) {
+    state.SkipWithError("reference data not found");
+    return;
+  }
+  for (auto _ : state) {
+    Result<std::string> csv = ReadFileMaybeGz(TracePath());
+    Result<trace::OpsTable> table = ParseOpsCsv(*csv, TracePath());
+    benchmark::DoNotOptimize(table);
+  }
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<int64_t>(Csv().size()));
+}
+BENCHMARK(BM_ReadWholeThenParseAr)->Unit(benchmark::kMillisecond);
+
+// ReadOpsCsvFile; the argument says whether gzip is inflated on a second
+// thread.
+void BM_ReadOpsCsvFileAr(benchmark::State& state) {
+  if (CompressedTrace().empty()) {
+    state.SkipWithError("reference data not found");
+    return;
+  }
+  const ReadOpsCsvOptions options{.inflate_on_thread = state.range(0) != 0};
+  for (auto _ : state) {
+    Result<trace::OpsTable> table = ReadOpsCsvFile(TracePath(), options);
+    benchmark::DoNotOptimize(table);
+  }
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<int64_t>(Csv().size()));
+}
+BENCHMARK(BM_ReadOpsCsvFileAr)
+    ->ArgName("threaded")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_WriteOpsCsvAr(benchmark::State& state) {
   const Result<trace::OpsTable> table = ParseOpsCsv(Csv(), TracePath());

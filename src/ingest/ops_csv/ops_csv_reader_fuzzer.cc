@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the ops CSV reader and writer: any input must parse
-// or fail cleanly, and whatever parses must survive a write/parse round
-// trip unchanged. Build with clang and -fsanitize=fuzzer,address,undefined
+// or fail cleanly, the same in one piece as cut in three (OpsCsvParser), and
+// whatever parses must survive a write/parse round trip unchanged. Build with clang and -fsanitize=fuzzer,address,undefined
 // (STRAG_BUILD_FUZZERS=ON).
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "ingest/common/gzip.h"
 #include "ingest/ops_csv/meta_yaml.h"
+#include "ingest/ops_csv/ops_csv_parser.h"
 #include "ingest/ops_csv/ops_csv_reader.h"
 #include "ingest/ops_csv/ops_csv_writer.h"
 
@@ -33,6 +34,21 @@ bool SameTable(const strag::trace::OpsTable& a,
          a.cp == b.cp && a.tokens == b.tokens;
 }
 
+// Parses `text` cut at two places chosen from its length and first byte.
+strag::Result<strag::trace::OpsTable> ParseInPieces(std::string_view text) {
+  const size_t seed = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
+  const size_t first = text.size() * seed / 256;
+  const size_t second = first + (text.size() - first) / 2;
+  strag::ingest::OpsCsvParser parser("fuzz.csv", text.size());
+  for (std::string_view piece :
+       {text.substr(0, first), text.substr(first, second - first),
+        text.substr(second)}) {
+    const strag::Status status = parser.Feed(piece);
+    if (!status.ok()) return status;
+  }
+  return parser.Finish();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -41,7 +57,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto text = strag::ingest::MaybeGunzip(bytes, "fuzz.csv");
   if (!text.ok()) return 0;
   const auto table = strag::ingest::ParseOpsCsv(*text, "fuzz.csv");
-  if (!table.ok()) return 0;
+  const auto pieces = ParseInPieces(*text);
+  if (table.ok() != pieces.ok()) std::abort();
+  if (!table.ok()) {
+    if (table.status().message() != pieces.status().message()) std::abort();
+    return 0;
+  }
+  if (!SameTable(*table, *pieces)) std::abort();
   const std::string written = strag::ingest::WriteOpsCsv(*table);
   const auto again = strag::ingest::ParseOpsCsv(written, "rewritten.csv");
   if (!again.ok() || !SameTable(*table, *again)) std::abort();

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// GunzipStream: inflates a gzip stream handed over in pieces, so that a
+// large `.gz` is never held whole, compressed or not (pure: no file I/O).
+// MaybeGunzip is built on it, so both report the same errors.
+
+#ifndef STRAG_SRC_INGEST_COMMON_GUNZIP_STREAM_H_
+#define STRAG_SRC_INGEST_COMMON_GUNZIP_STREAM_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace strag::ingest {
+
+class GunzipStream {
+ public:
+  struct Progress {
+    size_t in_bytes = 0;   // compressed bytes consumed
+    size_t out_bytes = 0;  // text bytes written
+  };
+
+  // `source_name` labels errors. The stream must start with a gzip member
+  // (see IsGzip); concatenated members are inflated one after the other.
+  explicit GunzipStream(std::string_view source_name);
+  GunzipStream(const GunzipStream&) = delete;
+  GunzipStream& operator=(const GunzipStream&) = delete;
+  ~GunzipStream();
+
+  // Inflates the next compressed bytes `in` into `out[0, out_capacity)`
+  // until the output is full, the input is used up or the stream ends.
+  // `in_is_last` says that nothing follows `in`. Bytes of `in` that are not
+  // consumed must be passed again, first, in the next call: after the end of
+  // a member, one byte cannot yet be told from the start of the next.
+  //
+  // With `in_is_last` and room in `out`, a call makes progress, ends the
+  // stream (done()) or fails; without it, no progress means "more input".
+  // Errors are kInvalidInput and name the compressed byte offset counted
+  // from the first byte ever passed, e.g. "trace.csv.gz: gzip stream is
+  // truncated at compressed byte 1234", "...: gzip stream is corrupt at byte
+  // 56: invalid block type"; then the stream is unusable.
+  Result<Progress> Inflate(std::string_view in, bool in_is_last, char* out,
+                           size_t out_capacity);
+
+  // True once the last input was consumed at the end of a member.
+  bool done() const { return done_; }
+
+ private:
+  struct Zlib;  // the z_stream; kept out of this header
+  Status StartNextMember(std::string_view rest, bool in_is_last,
+                         size_t in_offset, bool* wait);
+  Status Truncated(size_t at) const;
+  Status Corrupt(size_t at, const char* what) const;
+
+  std::string source_name_;
+  std::unique_ptr<Zlib> zlib_;
+  size_t offset_ = 0;  // compressed bytes consumed by earlier calls
+  bool between_members_ = false;
+  bool done_ = false;
+};
+
+}  // namespace strag::ingest
+
+#endif  // STRAG_SRC_INGEST_COMMON_GUNZIP_STREAM_H_

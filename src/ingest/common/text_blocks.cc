@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ingest/common/text_blocks.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace strag::ingest {
+namespace {
+
+// A fixed ring of reused text blocks, passed in order from one producer
+// thread (filling) to one consumer thread (parsing). One mutex and one
+// condition variable: both sides wait on the other only when the ring is
+// full or empty, a few times per block at most.
+class BlockRing {
+ public:
+  BlockRing(size_t blocks, size_t block_bytes) : sizes_(blocks, 0) {
+    for (size_t i = 0; i < blocks; ++i) {
+      blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_bytes));
+    }
+  }
+
+  // Producer: the next block to fill, waiting while all are in use.
+  char* NextFree() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock,
+                  [&] { return published_ - released_ < blocks_.size(); });
+    return blocks_[published_ % blocks_.size()].get();
+  }
+  // Producer: the block from NextFree now holds `size` bytes.
+  void Publish(size_t size) {
+    std::lock_guard lock(mutex_);
+    sizes_[published_ % blocks_.size()] = size;
+    ++published_;
+    changed_.notify_all();
+  }
+  // Producer: no more blocks; `status` says why (ok: the text ended).
+  void Close(Status status) {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    status_ = std::move(status);
+    changed_.notify_all();
+  }
+
+  // Consumer: the next filled block, waiting for it; false once the ring is
+  // closed and drained.
+  bool NextFilled(std::string_view* block) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return closed_ || released_ < published_; });
+    if (released_ == published_) return false;
+    const size_t i = released_ % blocks_.size();
+    *block = std::string_view(blocks_[i].get(), sizes_[i]);
+    return true;
+  }
+  // Consumer: done with the block from NextFilled.
+  void Release() {
+    std::lock_guard lock(mutex_);
+    ++released_;
+    changed_.notify_all();
+  }
+  // The producer's closing status; call after joining it.
+  const Status& close_status() const { return status_; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  std::vector<size_t> sizes_;
+  uint64_t published_ = 0;  // blocks filled so far
+  uint64_t released_ = 0;   // blocks consumed so far
+  bool closed_ = false;
+  Status status_;
+};
+
+// The producer thread: fills blocks until the text ends or the reader
+// fails, and always closes the ring, so the consumer never waits forever.
+void FillRing(TextReader* reader, size_t block_bytes, BlockRing* ring) {
+  while (true) {
+    char* block = ring->NextFree();
+    const Result<size_t> size = reader->Read(block, block_bytes);
+    if (!size.ok() || *size == 0) {
+      ring->Close(size.ok() ? Status::Ok() : size.status());
+      return;
+    }
+    ring->Publish(*size);
+  }
+}
+
+// After a sink error the consumer keeps releasing blocks without using them
+// (see ForEachTextBlock), so the producer always runs to its end.
+Status ForEachBlockThreaded(TextReader* reader, size_t block_bytes,
+                            const TextSink& sink) {
+  BlockRing ring(kTextRingBlocks, block_bytes);
+  Status sink_status;
+  {
+    const std::jthread filler(FillRing, reader, block_bytes, &ring);
+    std::string_view block;
+    while (ring.NextFilled(&block)) {
+      if (sink_status.ok()) sink_status = sink(block);
+      ring.Release();
+    }
+  }  // joins the filler, which has closed the ring
+  RETURN_IF_ERROR(ring.close_status());
+  return sink_status;
+}
+
+Status ForEachBlock(TextReader* reader, size_t block_bytes,
+                    const TextSink& sink) {
+  const auto block = std::make_unique_for_overwrite<char[]>(block_bytes);
+  Status sink_status;
+  while (true) {
+    ASSIGN_OR_RETURN(const size_t size, reader->Read(block.get(), block_bytes));
+    if (size == 0) return sink_status;
+    if (!sink_status.ok()) continue;  // only checking the gzip stream
+    sink_status = sink(std::string_view(block.get(), size));
+    if (!sink_status.ok() && !reader->is_gzip()) return sink_status;
+  }
+}
+
+}  // namespace
+
+Status ForEachTextBlock(TextReader* reader, const TextBlockOptions& options,
+                        const TextSink& sink) {
+  const size_t block_bytes = std::max<size_t>(options.block_bytes, 1);
+  if (options.inflate_on_thread && reader->is_gzip()) {
+    return ForEachBlockThreaded(reader, block_bytes, sink);
+  }
+  return ForEachBlock(reader, block_bytes, sink);
+}
+
+}  // namespace strag::ingest

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ingest/common/text_blocks.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ingest/common/gzip.h"
+#include "ingest/common/text_reader.h"
+
+namespace strag::ingest {
+namespace {
+
+std::string WriteTemp(const std::string& name, const std::string& bytes) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string SampleText() {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "line " + std::to_string(i) + "\n";
+  return text;
+}
+
+struct Collected {
+  Status status;
+  std::vector<std::string> blocks;
+};
+
+// Collects the blocks of the file at `path`; the sink fails on block
+// `fail_at` (and records it).
+Collected Collect(const std::string& path, size_t block_bytes, bool threaded,
+                  size_t fail_at = SIZE_MAX) {
+  Collected run;
+  Result<std::unique_ptr<TextReader>> reader =
+      TextReader::Open(path, block_bytes);
+  if (!reader.ok()) return {reader.status(), {}};
+  const TextBlockOptions options{.block_bytes = block_bytes,
+                                 .inflate_on_thread = threaded};
+  run.status = ForEachTextBlock(reader->get(), options,
+                                [&](std::string_view block) -> Status {
+                                  run.blocks.emplace_back(block);
+                                  if (run.blocks.size() - 1 == fail_at)
+                                    return InvalidInput("sink");
+                                  return Status::Ok();
+                                });
+  return run;
+}
+
+// Plain and gzip, threaded or not: the same blocks, all full but the last,
+// which together are the text.
+TEST(TextBlocksTest, SameBlocksThreadedOrNot) {
+  const std::string text = SampleText();
+  const Result<std::string> gz = GzipCompress(text);
+  ASSERT_TRUE(gz.ok());
+  for (const std::string& path : {WriteTemp("strag_blocks.txt", text),
+                                  WriteTemp("strag_blocks.gz", *gz)}) {
+    for (size_t block_bytes : {size_t{1}, size_t{333}, size_t{1} << 20}) {
+      const Collected plain = Collect(path, block_bytes, false);
+      const Collected threaded = Collect(path, block_bytes, true);
+      ASSERT_TRUE(plain.status.ok()) << plain.status.message();
+      ASSERT_TRUE(threaded.status.ok()) << threaded.status.message();
+      EXPECT_EQ(plain.blocks, threaded.blocks);
+      std::string joined;
+      for (size_t i = 0; i < plain.blocks.size(); ++i) {
+        if (i + 1 < plain.blocks.size()) {
+          EXPECT_EQ(plain.blocks[i].size(), block_bytes);
+        }
+        joined += plain.blocks[i];
+      }
+      EXPECT_EQ(joined, text);
+    }
+  }
+}
+
+// A sink error ends the loop (the thread is joined, nothing hangs) and is
+// returned; the sink is not called again.
+TEST(TextBlocksTest, SinkErrorStops) {
+  const Result<std::string> gz = GzipCompress(SampleText());
+  ASSERT_TRUE(gz.ok());
+  const std::string path = WriteTemp("strag_sink_error.gz", *gz);
+  for (bool threaded : {false, true}) {
+    for (size_t fail_at : {size_t{0}, size_t{3}}) {
+      const Collected run = Collect(path, 100, threaded, fail_at);
+      EXPECT_EQ(run.status.message(), "sink");
+      EXPECT_EQ(run.blocks.size(), fail_at + 1);
+    }
+  }
+}
+
+// Damage in the gzip stream wins over a sink error, and the sink sees every
+// block inflated before the damage.
+TEST(TextBlocksTest, GzipErrorAfterItsText) {
+  const std::string text = SampleText();
+  const Result<std::string> gz = GzipCompress(text);
+  ASSERT_TRUE(gz.ok());
+  const std::string path =
+      WriteTemp("strag_cut_blocks.gz", gz->substr(0, gz->size() / 2));
+  const Result<std::string> whole =
+      MaybeGunzip(gz->substr(0, gz->size() / 2), path);
+  ASSERT_FALSE(whole.ok());
+  for (bool threaded : {false, true}) {
+    const Collected run = Collect(path, 64, threaded);
+    EXPECT_EQ(run.status.message(), whole.status().message());
+    ASSERT_GT(run.blocks.size(), 10u);
+    std::string joined;
+    for (const std::string& block : run.blocks) joined += block;
+    EXPECT_EQ(joined, text.substr(0, joined.size()));
+    const Collected failing = Collect(path, 64, threaded, /*fail_at=*/2);
+    EXPECT_EQ(failing.status.message(), whole.status().message());
+    EXPECT_EQ(failing.blocks.size(), 3u);
+  }
+}
+
+}  // namespace
+}  // namespace strag::ingest

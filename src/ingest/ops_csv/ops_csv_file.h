@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// ReadOpsCsvFile: reads an ops CSV file (plain or gzip) by streaming it
+// through OpsCsvParser, for traces too large to hold as text.
+
+#ifndef STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_FILE_H_
+#define STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_FILE_H_
+
+#include <cstddef>
+#include <string>
+
+#include "base/status.h"
+#include "trace/ops_table.h"
+
+namespace strag::ingest {
+
+using ::strag::Result;
+
+struct ReadOpsCsvOptions {
+  // Text bytes parsed at a time, and file bytes read at a time. Tests make
+  // it tiny to cut the text everywhere.
+  size_t block_bytes = size_t{256} << 10;
+  // Inflate gzip on a second thread while parsing. Same result either way.
+  bool inflate_on_thread = true;
+};
+
+// Reads the ops CSV file at `path`: the same table, or the same error with
+// the same message, as ParseOpsCsv(ReadFileMaybeGz(path), path), but the
+// text is never held whole. A file whose content starts with the gzip magic
+// is inflated block by block (concatenated members too), on a second thread
+// by default, while the parser works on the blocks already inflated.
+// Memory beyond the table: kTextRingBlocks blocks, zlib's window and the
+// partial last line. The columns are reserved from the expected text size
+// (the file size, or the gzip trailer's size when it is plausible).
+//
+// Errors: kNotFound when the file cannot be opened or read; kInvalidInput
+// for damaged gzip (naming the compressed byte offset) or bad CSV (naming
+// line and column, see ParseOpsCsv). Damaged gzip wins over bad CSV, as if
+// the file were inflated first, so after a CSV error the rest of a gzip
+// file is still inflated (not parsed) to check it.
+Result<trace::OpsTable> ReadOpsCsvFile(const std::string& path,
+                                       const ReadOpsCsvOptions& options = {});
+
+}  // namespace strag::ingest
+
+#endif  // STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_FILE_H_

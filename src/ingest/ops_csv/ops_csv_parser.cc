@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ingest/ops_csv/ops_csv_parser.h"
+
+#include <algorithm>
+#include <cassert>
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+#include "ingest/common/huge_pages.h"
+#include "trace/op_type.h"
+
+namespace strag::ingest {
+namespace {
+
+using ops_csv::Column;
+using ops_csv::IntMin;
+using ops_csv::Quoted;
+using trace::OpType;
+
+// Role of a header field that is not a known column (see `roles_`).
+constexpr int8_t kExtraField = -1;
+
+// Length of the complete lines of `text`: up to and including its last
+// '\n', or 0.
+size_t CompleteLinesSize(std::string_view text) {
+  const size_t newline = text.rfind('\n');
+  return newline == std::string_view::npos ? 0 : newline + 1;
+}
+
+}  // namespace
+
+OpsCsvParser::OpsCsvParser(std::string_view source_name, size_t text_bytes_hint)
+    : source_(source_name),
+      text_bytes_hint_(text_bytes_hint),
+      op_types_(ops_csv::GetOpTypeLookup()) {}
+
+Status OpsCsvParser::Feed(std::string_view text) {
+  assert(!finished_ && "OpsCsvParser::Feed after Finish");
+  if (!status_.ok()) return status_;
+  status_ = FeedText(text);
+  return status_;
+}
+
+// Parses in place all but the partial last line of `text`, so only that
+// line (or a record that is still open) is ever copied.
+Status OpsCsvParser::FeedText(std::string_view text) {
+  if (record_open_) {
+    // The open quoted field can only end at a quote: without one there is
+    // no point in parsing the record again (which would be quadratic).
+    quote_after_window_ =
+        quote_after_window_ || text.find('"') != std::string_view::npos;
+    carry_.append(text);
+    return quote_after_window_ ? ParseCarry() : Status::Ok();
+  }
+  if (!carry_.empty()) {
+    // Completes the carried line with the head of `text`.
+    const size_t newline = text.find('\n');
+    const size_t head =
+        newline == std::string_view::npos ? text.size() : newline + 1;
+    carry_.append(text.substr(0, head));
+    text.remove_prefix(head);
+    if (newline == std::string_view::npos) return Status::Ok();
+    RETURN_IF_ERROR(ParseCarry());
+    if (record_open_) return FeedText(text);
+  }
+  const size_t lines = CompleteLinesSize(text);
+  ASSIGN_OR_RETURN(const size_t consumed,
+                   ParseWindow(text.substr(0, lines), /*final=*/false));
+  NoteQuoteAfterWindow(text.substr(lines));
+  carry_.assign(text.substr(consumed));
+  return Status::Ok();
+}
+
+Status OpsCsvParser::ParseCarry() {
+  const size_t lines = CompleteLinesSize(carry_);
+  ASSIGN_OR_RETURN(const size_t consumed,
+                   ParseWindow(std::string_view(carry_).substr(0, lines),
+                               /*final=*/false));
+  NoteQuoteAfterWindow(std::string_view(carry_).substr(lines));
+  carry_.erase(0, consumed);
+  return Status::Ok();
+}
+
+// `rest` is the text after the window just parsed (its partial last line).
+void OpsCsvParser::NoteQuoteAfterWindow(std::string_view rest) {
+  quote_after_window_ =
+      record_open_ && rest.find('"') != std::string_view::npos;
+}
+
+Result<trace::OpsTable> OpsCsvParser::Finish() {
+  assert(!finished_ && "OpsCsvParser::Finish called twice");
+  finished_ = true;
+  RETURN_IF_ERROR(status_);
+  ASSIGN_OR_RETURN(const size_t consumed, ParseWindow(carry_, /*final=*/true));
+  (void)consumed;
+  carry_ = std::string();
+  FillAbsentColumns();
+  return std::move(table_);
+}
+
+// Parses the records of `window`: all of them when `final`; otherwise the
+// window ends right after a '\n' and a record can run past it only inside a
+// quoted field. Such a record stops the tokenizer with an error that more
+// text may undo, so it is rolled back and carried; every other error is
+// final, because every decision of the tokenizer before the window end only
+// looks at bytes inside the window. Returns the bytes consumed.
+Result<size_t> OpsCsvParser::ParseWindow(std::string_view window, bool final) {
+  if (window.empty() && !final) return 0;
+  tokenizer_ = CsvTokenizer(window, next_line_, /*input_start=*/offset_ == 0);
+  Status status = header_done_ ? Status::Ok() : ParseHeader(window, final);
+  if (status.ok() && header_done_) status = ParseRows();
+  size_t consumed = tokenizer_.position();
+  next_line_ = tokenizer_.line();
+  record_open_ = false;
+  if (!status.ok()) {
+    if (final || !RecordRunsPastWindow()) return status;
+    TruncateRows(rows_);
+    consumed = tokenizer_.record_position();
+    next_line_ = tokenizer_.record_line();
+    record_open_ = true;
+  }
+  offset_ += consumed;
+  return consumed;
+}
+
+// True when the current record has a quoted field that the window end cuts
+// off. Re-reads the record (error path only).
+bool OpsCsvParser::RecordRunsPastWindow() const {
+  CsvTokenizer record(tokenizer_.RestFromRecordStart(),
+                      tokenizer_.record_line(), /*input_start=*/false);
+  std::vector<CsvField> fields;
+  return !record.Next(&fields) && record.error() && record.error()->input_ended;
+}
+
+// Drops what a rolled-back record had already added to the columns.
+void OpsCsvParser::TruncateRows(size_t rows) {
+  const auto truncate = [rows](auto& column) {
+    if (column.size() > rows) column.resize(rows);
+  };
+  trace::OpsTable& t = table_;
+  truncate(t.rank);
+  truncate(t.dp);
+  truncate(t.pp);
+  truncate(t.step);
+  truncate(t.op_type);
+  truncate(t.seq_id);
+  truncate(t.chunk);
+  truncate(t.microbatch);
+  truncate(t.global_chunk);
+  truncate(t.start_ns);
+  truncate(t.dur_ns);
+  truncate(t.start_s32);
+  truncate(t.dur_s32);
+  truncate(t.tp);
+  truncate(t.cp);
+  truncate(t.tokens);
+  for (trace::ExtraColumn& extra : t.extra) truncate(extra.values);
+}
+
+std::string OpsCsvParser::LinePrefix(size_t line) const {
+  return source_ + ": line " + std::to_string(line) + ": ";
+}
+
+Status OpsCsvParser::TokenizerError() const {
+  const CsvError& error = *tokenizer_.error();
+  const std::string where =
+      error.field_index < names_.size()
+          ? "column '" + names_[error.field_index] + "': "
+          : "field " + std::to_string(error.field_index + 1) + ": ";
+  return InvalidInput(LinePrefix(error.line) + where + error.what);
+}
+
+// Re-reads the current record with the general tokenizer to count its
+// fields (error path only).
+Status OpsCsvParser::FieldCountError() const {
+  CsvTokenizer record(tokenizer_.RestFromRecordStart());
+  std::vector<CsvField> fields;
+  record.Next(&fields);
+  return InvalidInput(LinePrefix(tokenizer_.record_line()) + "expected " +
+                      std::to_string(names_.size()) +
+                      " fields as in the header, found " +
+                      std::to_string(fields.size()));
+}
+
+bool OpsCsvParser::FieldError(size_t field_index, const std::string& what) {
+  error_ = InvalidInput(LinePrefix(tokenizer_.record_line()) + "column '" +
+                        names_[field_index] + "': " + what);
+  return false;
+}
+
+// Reads the header once it is in the window; blank lines before it are
+// skipped, so a window of blank lines only leaves the header for later.
+Status OpsCsvParser::ParseHeader(std::string_view window, bool final) {
+  std::vector<CsvField> fields;
+  if (!tokenizer_.Next(&fields)) {
+    if (tokenizer_.error()) return TokenizerError();
+    if (!final) return Status::Ok();
+    return InvalidInput(source_ + ": empty file (expected a header line)");
+  }
+  RETURN_IF_ERROR(SetColumns(fields));
+  RETURN_IF_ERROR(CheckRequiredColumns());
+  header_done_ = true;
+  ReserveRows(window);
+  return Status::Ok();
+}
+
+Status OpsCsvParser::SetColumns(const std::vector<CsvField>& fields) {
+  for (const CsvField& field : fields) {
+    std::string name = field.Value();
+    if (std::find(names_.begin(), names_.end(), name) != names_.end()) {
+      return InvalidInput(LinePrefix(1) + "duplicate column '" + name + "'");
+    }
+    const auto known = std::find(ops_csv::kColumnNames.begin(),
+                                 ops_csv::kColumnNames.end(), name);
+    if (known == ops_csv::kColumnNames.end()) {
+      roles_.push_back(kExtraField);
+      extra_index_.push_back(table_.extra.size());
+      table_.extra.push_back(trace::ExtraColumn{name, {}});
+    } else {
+      const auto column = known - ops_csv::kColumnNames.begin();
+      roles_.push_back(static_cast<int8_t>(column));
+      extra_index_.push_back(0);
+      present_[static_cast<size_t>(column)] = true;
+    }
+    names_.push_back(std::move(name));
+  }
+  return Status::Ok();
+}
+
+Status OpsCsvParser::CheckRequiredColumns() const {
+  for (size_t c = 0; c < ops_csv::kNumRequiredColumns; ++c) {
+    if (present_[c]) continue;
+    std::string header;
+    for (const std::string& name : names_) {
+      if (!header.empty()) header += ", ";
+      header += "'" + name + "'";
+    }
+    return InvalidInput(source_ + ": missing required column '" +
+                        std::string(ops_csv::kColumnNames[c]) +
+                        "' (header has: " + header + ")");
+  }
+  return Status::Ok();
+}
+
+// Guesses the row count from the size hint and the line density of the
+// first 64 KiB after the header, so the columns are allocated once (a few
+// percent of slack) instead of doubling, which would copy them and, for a
+// while, hold both copies; large columns get huge pages. Without a hint the
+// columns grow geometrically.
+void OpsCsvParser::ReserveRows(std::string_view window) {
+  const size_t header_end = offset_ + tokenizer_.position();
+  if (text_bytes_hint_ <= header_end) return;
+  const size_t body = text_bytes_hint_ - header_end;
+  const std::string_view sample =
+      window.substr(tokenizer_.position(), 64 * 1024);
+  const auto lines =
+      static_cast<size_t>(std::count(sample.begin(), sample.end(), '\n'));
+  size_t rows = 16;
+  if (lines > 0) {
+    rows += static_cast<size_t>(static_cast<double>(body) /
+                                static_cast<double>(sample.size()) *
+                                static_cast<double>(lines) * 1.02);
+  }
+  const auto reserve = [rows](auto& column) {
+    column.reserve(rows);
+    AdviseHugePages(column.data(), column.capacity() * sizeof(column[0]));
+  };
+  trace::OpsTable& t = table_;
+  reserve(t.rank);
+  reserve(t.dp);
+  reserve(t.pp);
+  reserve(t.step);
+  reserve(t.op_type);
+  reserve(t.seq_id);
+  reserve(t.chunk);
+  reserve(t.microbatch);
+  reserve(t.global_chunk);
+  reserve(t.start_ns);
+  reserve(t.dur_ns);
+  reserve(t.start_s32);
+  reserve(t.dur_s32);
+  if (present_[static_cast<size_t>(Column::kTp)]) reserve(t.tp);
+  if (present_[static_cast<size_t>(Column::kCp)]) reserve(t.cp);
+  if (present_[static_cast<size_t>(Column::kTokens)]) reserve(t.tokens);
+  // Only the vector of values: the strings allocate on their own.
+  for (trace::ExtraColumn& extra : t.extra) reserve(extra.values);
+}
+
+// Converts the records in place: numbers are parsed where they lie in the
+// window (std::from_chars from the tokenizer's cursor), so each byte of a
+// numeric field is read once and nothing is copied; anything unusual (a
+// quoted or malformed field) takes the general path through
+// CsvTokenizer::ReadField, which also builds the error messages. The
+// bool-returning field readers leave their error in `error_`.
+Status OpsCsvParser::ParseRows() {
+  const size_t last = names_.size() - 1;
+  while (tokenizer_.BeginRecord()) {
+    for (size_t i = 0; i <= last; ++i) {
+      if (!ParseField(i)) return error_;
+      const CsvDelimiter delimiter = tokenizer_.ConsumeDelimiter();
+      const bool expected = i < last ? delimiter == CsvDelimiter::kComma
+                                     : delimiter == CsvDelimiter::kRecordEnd;
+      if (!expected) return FieldCountError();
+    }
+    ++rows_;
+  }
+  if (tokenizer_.error()) return TokenizerError();
+  return Status::Ok();
+}
+
+bool OpsCsvParser::ParseField(size_t i) {
+  if (roles_[i] == kExtraField) return ReadExtra(i);
+  switch (static_cast<Column>(roles_[i])) {
+    case Column::kDp:
+      return ReadInt(i, IntMin::kNonNegative, &table_.dp);
+    case Column::kPp:
+      return ReadInt(i, IntMin::kNonNegative, &table_.pp);
+    case Column::kRank:
+      return ReadInt(i, IntMin::kNonNegative, &table_.rank);
+    case Column::kStep:
+      return ReadInt(i, IntMin::kAny, &table_.step);
+    case Column::kOpType:
+      return ReadOpType(i);
+    case Column::kStart:
+      return ReadSeconds(i, /*is_duration=*/false, &table_.start_ns,
+                         &table_.start_s32);
+    case Column::kDur:
+      return ReadSeconds(i, /*is_duration=*/true, &table_.dur_ns,
+                         &table_.dur_s32);
+    case Column::kSeqId:
+      return ReadInt(i, IntMin::kNonNegative, &table_.seq_id);
+    case Column::kChunk:
+      return ReadInt(i, IntMin::kMinusOne, &table_.chunk);
+    case Column::kMicrobatch:
+      return ReadInt(i, IntMin::kMinusOne, &table_.microbatch);
+    case Column::kGlobalChunk:
+      return ReadInt(i, IntMin::kMinusOne, &table_.global_chunk);
+    case Column::kTp:
+      return ReadInt(i, IntMin::kNonNegative, &table_.tp);
+    case Column::kCp:
+      return ReadInt(i, IntMin::kNonNegative, &table_.cp);
+    case Column::kTokens:
+      return ReadInt(i, IntMin::kNonNegative, &table_.tokens);
+  }
+  return FieldError(i, "internal error: unhandled column");  // unreachable
+}
+
+// The whole field as text (unquoted); the general path.
+bool OpsCsvParser::ReadFieldText(size_t i, std::string* text) {
+  CsvField field;
+  if (!tokenizer_.ReadField(i, &field)) {
+    error_ = TokenizerError();
+    return false;
+  }
+  *text = field.Value();
+  return true;
+}
+
+template <typename T>
+bool OpsCsvParser::ReadInt(size_t i, IntMin min, std::vector<T>* column) {
+  const char* begin = tokenizer_.cursor();
+  T value{};
+  const char* ptr = ops_csv::ParseDecimal(begin, tokenizer_.end(), &value);
+  if (ptr == nullptr || !tokenizer_.IsFieldEnd(ptr)) {
+    return ReadIntSlow(i, min, column);
+  }
+  tokenizer_.Advance(ptr);
+  return StoreInt(i, min,
+                  std::string_view(begin, static_cast<size_t>(ptr - begin)),
+                  value, column);
+}
+
+template <typename T>
+bool OpsCsvParser::ReadIntSlow(size_t i, IntMin min, std::vector<T>* column) {
+  std::string text;
+  if (!ReadFieldText(i, &text)) return false;
+  if (text.empty() && min == IntMin::kMinusOne) {  // an empty mc means none
+    column->push_back(-1);
+    return true;
+  }
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range) {
+    return FieldError(i, Quoted(text) + " is out of range");
+  }
+  if (ec != std::errc() || ptr != end) {
+    return FieldError(i, Quoted(text) + " is not an integer");
+  }
+  return StoreInt(i, min, text, value, column);
+}
+
+template <typename T>
+bool OpsCsvParser::StoreInt(size_t i, IntMin min, std::string_view text,
+                            T value, std::vector<T>* column) {
+  if (min == IntMin::kNonNegative && value < 0) {
+    return FieldError(i, std::string(text) + " is negative");
+  }
+  if (min == IntMin::kMinusOne && value < -1) {
+    return FieldError(
+        i, std::string(text) + " is invalid (expected -1 for none, or >= 0)");
+  }
+  column->push_back(value);
+  return true;
+}
+
+bool OpsCsvParser::ReadSeconds(size_t i, bool is_duration,
+                               std::vector<int64_t>* ns,
+                               std::vector<float>* s32) {
+  const char* begin = tokenizer_.cursor();
+  double seconds = 0;
+  const auto [ptr, ec] = std::from_chars(begin, tokenizer_.end(), seconds);
+  if (ec != std::errc() || !tokenizer_.IsFieldEnd(ptr)) {
+    return ReadSecondsSlow(i, is_duration, ns, s32);
+  }
+  tokenizer_.Advance(ptr);
+  return StoreSeconds(i, is_duration,
+                      std::string_view(begin, static_cast<size_t>(ptr - begin)),
+                      seconds, ns, s32);
+}
+
+bool OpsCsvParser::ReadSecondsSlow(size_t i, bool is_duration,
+                                   std::vector<int64_t>* ns,
+                                   std::vector<float>* s32) {
+  std::string text;
+  if (!ReadFieldText(i, &text)) return false;
+  double seconds = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, seconds);
+  if (ec == std::errc::result_out_of_range) {
+    return FieldError(i, Quoted(text) + " is out of range");
+  }
+  if (ec != std::errc() || ptr != end) {
+    return FieldError(i, Quoted(text) + " is not a number");
+  }
+  return StoreSeconds(i, is_duration, text, seconds, ns, s32);
+}
+
+bool OpsCsvParser::StoreSeconds(size_t i, bool is_duration,
+                                std::string_view text, double seconds,
+                                std::vector<int64_t>* ns,
+                                std::vector<float>* s32) {
+  if (!std::isfinite(seconds)) {
+    return FieldError(i, Quoted(text) + " is not a finite number");
+  }
+  if (is_duration && seconds < 0) {
+    return FieldError(i, std::string(text) + " is negative");
+  }
+  if (std::fabs(seconds) > ops_csv::kMaxAbsSeconds) {
+    return FieldError(
+        i, std::string(text) + " is out of range (more than 9.2e9 seconds)");
+  }
+  ns->push_back(ops_csv::SecondsToNs(seconds));
+  s32->push_back(static_cast<float>(seconds));
+  return true;
+}
+
+bool OpsCsvParser::ReadOpType(size_t i) {
+  CsvField field;
+  if (!tokenizer_.ReadField(i, &field)) {
+    error_ = TokenizerError();
+    return false;
+  }
+  const std::optional<OpType> type = op_types_.Find(field.text);
+  if (!type) {
+    return FieldError(i, "unknown op type " + Quoted(field.Value()) +
+                             " (expected one of " + ops_csv::ExpectedOpTypes() +
+                             ")");
+  }
+  table_.op_type.push_back(*type);
+  return true;
+}
+
+bool OpsCsvParser::ReadExtra(size_t i) {
+  std::string text;
+  if (!ReadFieldText(i, &text)) return false;
+  table_.extra[extra_index_[i]].values.push_back(std::move(text));
+  return true;
+}
+
+// mc, mb_id and gmc are columns of every table; -1 says "not recorded".
+void OpsCsvParser::FillAbsentColumns() {
+  const size_t rows = table_.op_type.size();
+  if (!present_[static_cast<size_t>(Column::kChunk)]) {
+    table_.chunk.assign(rows, -1);
+  }
+  if (!present_[static_cast<size_t>(Column::kMicrobatch)]) {
+    table_.microbatch.assign(rows, -1);
+  }
+  if (!present_[static_cast<size_t>(Column::kGlobalChunk)]) {
+    table_.global_chunk.assign(rows, -1);
+  }
+}
+
+}  // namespace strag::ingest

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// OpsCsvParser: the ops CSV reader (docs/formats/ops-csv.md) as a push
+// parser, so that a large trace is parsed while it is read or inflated and
+// only a bounded window of its text is held at a time. ParseOpsCsv is one
+// Feed and a Finish; ReadOpsCsvFile feeds file blocks.
+//
+//   OpsCsvParser parser("trace.csv", /*text_bytes_hint=*/0);
+//   for (each piece of the text, in order) RETURN_IF_ERROR(parser.Feed(piece));
+//   ASSIGN_OR_RETURN(trace::OpsTable table, parser.Finish());
+
+#ifndef STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_PARSER_H_
+#define STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_PARSER_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "ingest/ops_csv/csv_tokenizer.h"
+#include "ingest/ops_csv/ops_csv_fields.h"
+#include "ingest/ops_csv/ops_csv_schema.h"
+#include "trace/ops_table.h"
+
+namespace strag::ingest {
+
+using ::strag::Result;
+
+class OpsCsvParser {
+ public:
+  // `source_name` labels errors. `text_bytes_hint` is the expected size of
+  // the whole text (0 when unknown); it only sizes the columns up front.
+  OpsCsvParser(std::string_view source_name, size_t text_bytes_hint);
+  OpsCsvParser(const OpsCsvParser&) = delete;
+  OpsCsvParser& operator=(const OpsCsvParser&) = delete;
+
+  // Parses the next piece of the text. Pieces may be cut anywhere: inside a
+  // field, a quoted field or a `\r\n`. The records that end in this piece
+  // are parsed now; the partial last line is copied and kept for the next
+  // call (a record whose quoted field holds line breaks is kept whole until
+  // it ends). Returns the first error; every later call returns it again.
+  // O(size of `text`); only a record that spans pieces is read again, once
+  // per later piece that holds a quote.
+  Status Feed(std::string_view text);
+
+  // Parses what is left and returns the table: the same table, or the same
+  // error (same line, same wording), as ParseOpsCsv on the concatenated
+  // pieces. Call once.
+  Result<trace::OpsTable> Finish();
+
+ private:
+  Status FeedText(std::string_view text);
+  Status ParseCarry();
+  void NoteQuoteAfterWindow(std::string_view rest);
+  Result<size_t> ParseWindow(std::string_view window, bool final);
+  bool RecordRunsPastWindow() const;
+  void TruncateRows(size_t rows);
+
+  Status ParseHeader(std::string_view window, bool final);
+  Status SetColumns(const std::vector<CsvField>& fields);
+  Status CheckRequiredColumns() const;
+  void ReserveRows(std::string_view window);
+  Status ParseRows();
+  bool ParseField(size_t field_index);
+  template <typename T>
+  bool ReadInt(size_t field_index, ops_csv::IntMin min, std::vector<T>* column);
+  template <typename T>
+  bool ReadIntSlow(size_t field_index, ops_csv::IntMin min,
+                   std::vector<T>* column);
+  template <typename T>
+  bool StoreInt(size_t field_index, ops_csv::IntMin min, std::string_view text,
+                T value, std::vector<T>* column);
+  bool ReadSeconds(size_t field_index, bool is_duration,
+                   std::vector<int64_t>* ns, std::vector<float>* s32);
+  bool ReadSecondsSlow(size_t field_index, bool is_duration,
+                       std::vector<int64_t>* ns, std::vector<float>* s32);
+  bool StoreSeconds(size_t field_index, bool is_duration, std::string_view text,
+                    double seconds, std::vector<int64_t>* ns,
+                    std::vector<float>* s32);
+  bool ReadOpType(size_t field_index);
+  bool ReadExtra(size_t field_index);
+  bool ReadFieldText(size_t field_index, std::string* text);
+  void FillAbsentColumns();
+
+  Status TokenizerError() const;
+  Status FieldCountError() const;
+  bool FieldError(size_t field_index, const std::string& what);
+  std::string LinePrefix(size_t line) const;
+
+  std::string source_;
+  size_t text_bytes_hint_;
+  const ops_csv::OpTypeLookup& op_types_;
+
+  // Where the text stands: bytes consumed by earlier windows, the line the
+  // next window starts on, and the partial last line carried to the next
+  // Feed. When a quoted field runs past the window end, the carry holds its
+  // whole record (`record_open_`), which is parsed again only once a quote
+  // has come after the last window parsed (`quote_after_window_`).
+  size_t offset_ = 0;
+  size_t next_line_ = 1;
+  std::string carry_;
+  bool record_open_ = false;
+  bool quote_after_window_ = false;
+  Status status_;  // sticky: the first error
+  bool finished_ = false;
+
+  // The window being parsed; its fields are views into the window.
+  CsvTokenizer tokenizer_{std::string_view()};
+  bool header_done_ = false;
+  std::vector<std::string> names_;   // header, one per field
+  std::vector<int8_t> roles_;        // per field: a Column, or kExtraField
+  std::vector<size_t> extra_index_;  // per field: index in table_.extra
+  std::array<bool, ops_csv::kNumColumns> present_{};
+  size_t rows_ = 0;  // complete rows in table_
+  trace::OpsTable table_;
+  Status error_;  // left by the bool-returning field readers
+};
+
+}  // namespace strag::ingest
+
+#endif  // STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_PARSER_H_
