@@ -85,6 +85,22 @@ class CliTest(unittest.TestCase):
         self.assertEqual(set(doc["step_time"]["observed"]),
                          set(doc["slowdown_per_step"]))
 
+    # Golden diff test of the terminal summary of the example job. Set
+    # STRAG_UPDATE_GOLDEN=1 to rewrite the expected file after a deliberate
+    # change of the output.
+    def test_example_summary_golden(self):
+        golden = os.path.join(SOURCE, "tests", "golden", "demo-summary.txt")
+        result = subprocess.run(
+            [os.path.abspath(STRAG), "analyze", "examples/demo/trace-demo.csv.gz",
+             "--fix", "rank=9", "--unfix", "optype=forward-pp-comm"],
+            capture_output=True, text=True, timeout=120, cwd=SOURCE)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        if os.environ.get("STRAG_UPDATE_GOLDEN"):
+            with open(golden, "w") as f:
+                f.write(result.stdout)
+        with open(golden) as f:
+            self.assertEqual(result.stdout, f.read())
+
     # The same input gives byte-identical output, whatever the thread count.
     def test_deterministic(self):
         a, b = (os.path.join(self.tmp.name, n) for n in ("a.json", "b.json"))
