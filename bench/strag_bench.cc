@@ -64,7 +64,8 @@ Phases Measure(const std::string& path, const strag::trace::JobMeta& meta,
   Phases best;
   for (int run = 0; run < runs; ++run) {
     const auto t0 = Clock::now();
-    auto table = Check(strag::ingest::ReadOpsCsvFile(path, read_options), "read");
+    auto table =
+        Check(strag::ingest::ReadOpsCsvFile(path, read_options), "read");
     const auto t1 = Clock::now();
     auto prepared = Check(strag::whatif::PrepareTrace(table, meta), "prepare");
     const auto t2 = Clock::now();
@@ -132,12 +133,18 @@ int main(int argc, char** argv) {
   bool only_tiled = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--data" && i + 1 < argc) data = argv[++i];
-    else if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
-    else if (a == "--tile" && i + 1 < argc) tile = std::atoi(argv[++i]);
-    else if (a == "--write-tiled" && i + 1 < argc) write_tiled = argv[++i];
-    else if (a == "--only-tiled") only_tiled = true;
-    else if (a == "--threads" && i + 1 < argc) threads = std::strtoul(argv[++i], nullptr, 10);
+    if (a == "--data" && i + 1 < argc)
+      data = argv[++i];
+    else if (a == "--runs" && i + 1 < argc)
+      runs = std::atoi(argv[++i]);
+    else if (a == "--tile" && i + 1 < argc)
+      tile = std::atoi(argv[++i]);
+    else if (a == "--write-tiled" && i + 1 < argc)
+      write_tiled = argv[++i];
+    else if (a == "--only-tiled")
+      only_tiled = true;
+    else if (a == "--threads" && i + 1 < argc)
+      threads = std::strtoul(argv[++i], nullptr, 10);
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -154,39 +161,44 @@ int main(int argc, char** argv) {
     if (only_tiled) break;
     const std::string path = data + "/trace-" + name + ".csv.gz";
     const std::string meta_path = data + "/meta-" + name + ".yaml";
-    auto meta = Check(strag::ingest::ParseJobMetaYaml(
-                          Check(strag::ingest::ReadFile(meta_path), "meta"),
-                          meta_path),
-                      "meta");
-    auto table = Check(strag::ingest::ParseOpsCsv(
-                           Check(strag::ingest::ReadFileMaybeGz(path), "read"),
-                           path),
-                       "parse");
-    Print(std::string("trace-") + name, table.size(), Measure(path, meta, runs, threads));
+    auto meta =
+        Check(strag::ingest::ParseJobMetaYaml(
+                  Check(strag::ingest::ReadFile(meta_path), "meta"), meta_path),
+              "meta");
+    auto table =
+        Check(strag::ingest::ParseOpsCsv(
+                  Check(strag::ingest::ReadFileMaybeGz(path), "read"), path),
+              "parse");
+    Print(std::string("trace-") + name, table.size(),
+          Measure(path, meta, runs, threads));
   }
   // The tiled trace: written to a file and measured from it.
   const std::string ar = data + "/trace-AR.csv.gz";
-  const auto base = Check(strag::ingest::ParseOpsCsv(
-                              Check(strag::ingest::ReadFileMaybeGz(ar), "read"), ar),
-                          "parse");
-  const std::string tiled_path =
-      write_tiled.empty() ? (std::filesystem::temp_directory_path() /
-                             "strag-bench-AR-tiled.csv.gz").string()
-                          : write_tiled;
+  const auto base =
+      Check(strag::ingest::ParseOpsCsv(
+                Check(strag::ingest::ReadFileMaybeGz(ar), "read"), ar),
+            "parse");
+  const std::string tiled_path = write_tiled.empty()
+                                     ? (std::filesystem::temp_directory_path() /
+                                        "strag-bench-AR-tiled.csv.gz")
+                                           .string()
+                                     : write_tiled;
   {
     const auto tiled = Tile(base, tile, 4, 64);
-    auto gz = Check(strag::ingest::GzipCompress(strag::ingest::WriteOpsCsv(tiled)),
-                    "gzip");
+    auto gz = Check(
+        strag::ingest::GzipCompress(strag::ingest::WriteOpsCsv(tiled)), "gzip");
     std::ofstream(tiled_path, std::ios::binary) << gz;
   }
   strag::trace::JobMeta meta;
   meta.tp = 4;
   const auto rss_before = PeakRssKb();
   const Phases p = Measure(tiled_path, meta, std::max(1, runs / 2), threads);
-  Print("AR-tiled-x" + std::to_string(tile), base.size() * static_cast<size_t>(tile), p);
-  std::printf("peak RSS of this process: %ld MB (before the tiled runs: %ld MB); "
-              "for the CLI alone run: /usr/bin/time -v strag analyze %s\n",
-              PeakRssKb() / 1024, rss_before / 1024, tiled_path.c_str());
+  Print("AR-tiled-x" + std::to_string(tile),
+        base.size() * static_cast<size_t>(tile), p);
+  std::printf(
+      "peak RSS of this process: %ld MB (before the tiled runs: %ld MB); "
+      "for the CLI alone run: /usr/bin/time -v strag analyze %s\n",
+      PeakRssKb() / 1024, rss_before / 1024, tiled_path.c_str());
   if (write_tiled.empty()) std::filesystem::remove(tiled_path);
   return 0;
 }

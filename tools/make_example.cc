@@ -52,20 +52,31 @@ double Cost(const strag::sim::SynthOp& op) {
   if (last_stage) compute *= 1.12;
   const double comm = std::exp(0.05 * noise);
   switch (op.type) {
-    case OpType::kForwardCompute: return 0.010 * compute;
-    case OpType::kBackwardCompute: return 0.020 * compute;
+    case OpType::kForwardCompute:
+      return 0.010 * compute;
+    case OpType::kBackwardCompute:
+      return 0.020 * compute;
     case OpType::kForwardSend:
     case OpType::kForwardRecv:
     case OpType::kBackwardSend:
-    case OpType::kBackwardRecv: return 0.0002 * comm;
-    case OpType::kParamsAllGather: return 0.005 * comm;
-    case OpType::kGradsReduceScatter: return 0.008 * comm;
-    case OpType::kSeparateGradsAllReduce: return 0.008 * comm;
-    case OpType::kLayernormGradsAllReduce: return 0.0005 * comm;
-    case OpType::kEmbeddingGradsAllReduce: return 0.001 * comm;
-    case OpType::kOptimizerClipMainGrad: return 0.0001 * comm;
-    case OpType::kOptimizer: return 0.003 * compute;
-    case OpType::kGc: return 0.0;
+    case OpType::kBackwardRecv:
+      return 0.0002 * comm;
+    case OpType::kParamsAllGather:
+      return 0.005 * comm;
+    case OpType::kGradsReduceScatter:
+      return 0.008 * comm;
+    case OpType::kSeparateGradsAllReduce:
+      return 0.008 * comm;
+    case OpType::kLayernormGradsAllReduce:
+      return 0.0005 * comm;
+    case OpType::kEmbeddingGradsAllReduce:
+      return 0.001 * comm;
+    case OpType::kOptimizerClipMainGrad:
+      return 0.0001 * comm;
+    case OpType::kOptimizer:
+      return 0.003 * compute;
+    case OpType::kGc:
+      return 0.0;
   }
   return 0.0;
 }

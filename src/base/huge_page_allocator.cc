@@ -11,7 +11,9 @@ namespace {
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kThreshold = size_t{4} << 20;
 
-size_t RoundUp(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
+size_t RoundUp(size_t bytes) {
+  return (bytes + kHugePage - 1) / kHugePage * kHugePage;
+}
 
 }  // namespace
 

@@ -31,7 +31,9 @@ struct HugePageAllocator {
   void deallocate(T* p, size_t n) { FreeBig(p, n * sizeof(T)); }
 
   template <typename U>
-  bool operator==(const HugePageAllocator<U>&) const { return true; }
+  bool operator==(const HugePageAllocator<U>&) const {
+    return true;
+  }
 };
 
 // A std::vector for arrays that can reach millions of elements.

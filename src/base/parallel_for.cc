@@ -17,7 +17,8 @@ void ParallelFor(size_t num_tasks, size_t workers,
   }
   std::atomic<size_t> next{0};
   auto loop = [&](size_t worker) {
-    for (size_t task = next++; task < num_tasks; task = next++) fn(task, worker);
+    for (size_t task = next++; task < num_tasks; task = next++)
+      fn(task, worker);
   };
   std::vector<std::thread> threads;
   threads.reserve(workers - 1);

@@ -96,9 +96,9 @@ class [[nodiscard]] Result {
 #define STRAG_CONCAT_(a, b) STRAG_CONCAT_INNER_(a, b)
 
 // Returns from the current function if `expr` (a Status) is not ok.
-#define RETURN_IF_ERROR(expr)                 \
-  do {                                        \
-    ::strag::Status strag_status_ = (expr);   \
+#define RETURN_IF_ERROR(expr)                      \
+  do {                                             \
+    ::strag::Status strag_status_ = (expr);        \
     if (!strag_status_.ok()) return strag_status_; \
   } while (0)
 

@@ -18,16 +18,20 @@ namespace strag::cli {
 
 const char kAnalyzeUsage[] =
     "usage: strag analyze TRACE [options]\n"
-    "  TRACE                 ops CSV (.csv or .csv.gz), see docs/formats/ops-csv.md\n"
+    "  TRACE                 ops CSV (.csv or .csv.gz), see "
+    "docs/formats/ops-csv.md\n"
     "  --meta FILE           job metadata YAML (default: meta-X.yaml next to\n"
     "                        trace-X.csv[.gz], or meta.yaml in its folder)\n"
     "  --dp/--pp/--tp/--cp/--vpp N   job layout (override the metadata)\n"
     "  --json FILE           write the analysis JSON (strag.analysis/1)\n"
     "  --fix SEL             report 'fix only SEL' (repeatable), e.g. rank=5,\n"
-    "                        stage=3, dp=2, optype=backward-compute, step=821,\n"
-    "                        stage=3,step=821 (all must match), rank=0+17 (either)\n"
+    "                        stage=3, dp=2, optype=backward-compute, "
+    "step=821,\n"
+    "                        stage=3,step=821 (all must match), rank=0+17 "
+    "(either)\n"
     "  --unfix SEL           report 'un-fix only SEL' (repeatable)\n"
-    "  --pool POOL           ideal value pooled per optype (published, default),\n"
+    "  --pool POOL           ideal value pooled per optype (published, "
+    "default),\n"
     "                        optype-stage, or op\n"
     "  --top N               rows per ranking in the summary (default 5)\n"
     "  --threads N           threads for the replays (default: one per core;\n"
@@ -43,14 +47,14 @@ std::string FindMeta(const std::string& trace) {
   const fs::path path(trace);
   std::string name = path.filename().string();
   for (const char* ext : {".gz", ".csv"}) {
-    if (name.size() > std::string(ext).size() &&
-        name.ends_with(ext)) {
+    if (name.size() > std::string(ext).size() && name.ends_with(ext)) {
       name.resize(name.size() - std::string(ext).size());
     }
   }
   std::vector<fs::path> candidates;
   if (name.starts_with("trace-")) {
-    candidates.push_back(path.parent_path() / ("meta-" + name.substr(6) + ".yaml"));
+    candidates.push_back(path.parent_path() /
+                         ("meta-" + name.substr(6) + ".yaml"));
   }
   candidates.push_back(path.parent_path() / "meta.yaml");
   for (const fs::path& c : candidates) {
@@ -61,9 +65,11 @@ std::string FindMeta(const std::string& trace) {
 }
 
 Status ApplyLayoutFlags(const Flags& flags, trace::JobMeta* meta) {
-  const std::pair<const char*, int32_t*> fields[] = {
-      {"dp", &meta->dp}, {"pp", &meta->pp}, {"tp", &meta->tp},
-      {"cp", &meta->cp}, {"vpp", &meta->vpp}};
+  const std::pair<const char*, int32_t*> fields[] = {{"dp", &meta->dp},
+                                                     {"pp", &meta->pp},
+                                                     {"tp", &meta->tp},
+                                                     {"cp", &meta->cp},
+                                                     {"vpp", &meta->vpp}};
   for (const auto& [name, field] : fields) {
     ASSIGN_OR_RETURN(std::optional<int64_t> v, flags.GetInt(name));
     if (!v) continue;
@@ -92,8 +98,10 @@ Result<whatif::WhatIfOptions> ParseOptions(const Flags& flags) {
   } else if (pool == "op") {
     options.pool = whatif::IdealPool::kOp;
   } else {
-    return InvalidInput("flag --pool: expected optype, optype-stage or op, "
-                        "got \"" + pool + "\"");
+    return InvalidInput(
+        "flag --pool: expected optype, optype-stage or op, "
+        "got \"" +
+        pool + "\"");
   }
   return options;
 }
@@ -134,7 +142,8 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(std::optional<int64_t> top, flags.GetInt("top"));
 
   trace::JobMeta meta;
-  const std::string meta_path = flags.Get("meta").value_or(FindMeta(trace_path));
+  const std::string meta_path =
+      flags.Get("meta").value_or(FindMeta(trace_path));
   if (!meta_path.empty()) {
     ASSIGN_OR_RETURN(std::string text, ingest::ReadFile(meta_path));
     ASSIGN_OR_RETURN(meta, ingest::ParseJobMetaYaml(text, meta_path));

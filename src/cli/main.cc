@@ -18,10 +18,13 @@ constexpr char kUsage[] =
 
 int ExitCode(const strag::Status& status) {
   switch (status.code()) {
-    case strag::StatusCode::kOk: return 0;
+    case strag::StatusCode::kOk:
+      return 0;
     case strag::StatusCode::kInvalidInput:
-    case strag::StatusCode::kNotFound: return 2;
-    case strag::StatusCode::kInternal: return 1;
+    case strag::StatusCode::kNotFound:
+      return 2;
+    case strag::StatusCode::kInternal:
+      return 1;
   }
   return 1;
 }

@@ -84,8 +84,9 @@ Status DepGraph::Finalize(const std::function<std::string(NodeId)>& describe,
   while (!ready.empty()) {
     const uint32_t u = ready.back();
     ready.pop_back();
-    schedule_.push_back(u < n ? ScheduleUnit{false, u}
-                              : ScheduleUnit{true, static_cast<uint32_t>(u - n)});
+    schedule_.push_back(u < n
+                            ? ScheduleUnit{false, u}
+                            : ScheduleUnit{true, static_cast<uint32_t>(u - n)});
     for (uint32_t s : succ[u]) {
       if (--indegree[s] == 0) ready.push_back(s);
     }

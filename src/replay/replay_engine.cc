@@ -72,12 +72,14 @@ class WindowReplay {
       std::copy(first, first + w_.lanes, start);
       for (++dep; dep != dep_end; ++dep) {
         const double* e = w_.end + size_t{*dep} * w_.stride;
-        for (size_t l = 0; l < w_.lanes; ++l) start[l] = std::max(start[l], e[l]);
+        for (size_t l = 0; l < w_.lanes; ++l)
+          start[l] = std::max(start[l], e[l]);
       }
     }
     if (!in_.launch_delay.empty()) {
       const float* ld = in_.launch_delay.data() + v * in_.num_lanes + w_.lo;
-      for (size_t l = 0; l < w_.lanes; ++l) start[l] += static_cast<double>(ld[l]);
+      for (size_t l = 0; l < w_.lanes; ++l)
+        start[l] += static_cast<double>(ld[l]);
     }
   }
 
@@ -122,12 +124,13 @@ void WindowStepTimes(const ReplayInput& in, const Window& w,
   }
   for (graph::NodeId v : in.optimizer_nodes) {
     const double* e = w.end + v * w.stride;
-    for (size_t l = 0; l < w.lanes; ++l) lane_opt[l] = std::max(lane_opt[l], e[l]);
+    for (size_t l = 0; l < w.lanes; ++l)
+      lane_opt[l] = std::max(lane_opt[l], e[l]);
   }
   for (size_t k = w.first_domain; k < w.end_domain; ++k) {
     double lo = kInf, hi = -kInf, opt = -kInf;
-    for (size_t l = in.sync_offsets[k] - w.lo; l < in.sync_offsets[k + 1] - w.lo;
-         ++l) {
+    for (size_t l = in.sync_offsets[k] - w.lo;
+         l < in.sync_offsets[k + 1] - w.lo; ++l) {
       lo = std::min(lo, lane_min[l]);
       hi = std::max(hi, lane_max[l]);
       opt = std::max(opt, lane_opt[l]);
@@ -139,7 +142,8 @@ void WindowStepTimes(const ReplayInput& in, const Window& w,
 
 }  // namespace
 
-StepTimes Replay(const ReplayInput& in, ReplayWorkspace* ws, ReplayTimes* keep) {
+StepTimes Replay(const ReplayInput& in, ReplayWorkspace* ws,
+                 ReplayTimes* keep) {
   const size_t n = in.graph->num_nodes();
   assert(in.cost.rows.size() == n && in.cost.values.size() == n);
   assert(in.launch_delay.empty() || in.launch_delay.size() == n * in.num_lanes);

@@ -19,16 +19,20 @@ struct Replayed {
   StepTimes steps;
   ReplayTimes t;
 };
-Replayed ReplayDense(const DepGraph& g, size_t lanes, const std::vector<double>& cost,
-           const std::vector<uint32_t>& sync, std::vector<float> delay = {},
-           double root_start = 0.0) {
+Replayed ReplayDense(const DepGraph& g, size_t lanes,
+                     const std::vector<double>& cost,
+                     const std::vector<uint32_t>& sync,
+                     std::vector<float> delay = {}, double root_start = 0.0) {
   const auto rows = DenseRows(cost, g.num_nodes(), lanes);
   const std::vector<double> values(g.num_nodes(), 0.0);
   const std::vector<NodeId> optimizer = {3};
-  const ReplayInput in{.graph = &g, .num_lanes = lanes,
+  const ReplayInput in{.graph = &g,
+                       .num_lanes = lanes,
                        .cost = {.rows = rows, .values = values},
-                       .launch_delay = delay, .sync_offsets = sync,
-                       .optimizer_nodes = optimizer, .root_start = root_start};
+                       .launch_delay = delay,
+                       .sync_offsets = sync,
+                       .optimizer_nodes = optimizer,
+                       .root_start = root_start};
   Replayed run;
   ReplayWorkspace ws;
   run.steps = replay::Replay(in, &ws, &run.t);
@@ -71,7 +75,8 @@ TEST(ReplayTest, DpSyncSpansTheLanesOfAStep) {
   for (bool dp_sync : {false, true}) {
     const DepGraph g = SmallGraph(dp_sync);
     // Layout [node * 2 + lane]; lane 1 has a slow node 1 (5 s instead of 2).
-    const Replayed r = ReplayDense(g, 2, {1, 1, 2, 5, 0.5, 0.5, 0.25, 0.25}, {0, 2});
+    const Replayed r =
+        ReplayDense(g, 2, {1, 1, 2, 5, 0.5, 0.5, 0.25, 0.25}, {0, 2});
     EXPECT_DOUBLE_EQ(r.t.end[3 * 2 + 1], 6.25);  // lane 1: 1 + 5 + 0.25
     EXPECT_DOUBLE_EQ(r.t.end[3 * 2 + 0], dp_sync ? 6.25 : 3.25) << dp_sync;
   }
@@ -87,12 +92,15 @@ TEST(ReplayTest, ScalarCosts) {
   rows[3] = nullptr;
   const std::vector<uint32_t> sync = {0, 2};
   const std::vector<NodeId> optimizer = {3};
-  const ReplayInput in{.graph = &g, .num_lanes = 2,
+  const ReplayInput in{.graph = &g,
+                       .num_lanes = 2,
                        .cost = {.rows = rows, .values = values},
-                       .launch_delay = {}, .sync_offsets = sync,
+                       .launch_delay = {},
+                       .sync_offsets = sync,
                        .optimizer_nodes = optimizer};
   ReplayWorkspace ws;
-  EXPECT_EQ(replay::Replay(in, &ws).opt, ReplayDense(g, 2, dense, {0, 2}).steps.opt);
+  EXPECT_EQ(replay::Replay(in, &ws).opt,
+            ReplayDense(g, 2, dense, {0, 2}).steps.opt);
 }
 
 // Many steps replay in several windows with the same result as one by one.
@@ -107,7 +115,8 @@ TEST(ReplayTest, WindowsDoNotChangeResults) {
   for (size_t step = 0; step < 100; ++step) {
     std::vector<double> one(4 * 3);
     for (size_t v = 0; v < 4; ++v) {
-      for (size_t d = 0; d < 3; ++d) one[v * 3 + d] = cost[v * lanes + step * 3 + d];
+      for (size_t d = 0; d < 3; ++d)
+        one[v * 3 + d] = cost[v * lanes + step * 3 + d];
     }
     const Replayed single = ReplayDense(g, 3, one, {0, 3});
     EXPECT_EQ(all.steps.opt[step], single.steps.opt[0]) << step;
@@ -118,7 +127,8 @@ TEST(ReplayTest, WindowsDoNotChangeResults) {
 // Two steps are two sync domains: a slow lane in step 1 does not delay step 0.
 TEST(ReplayTest, StepsAreIndependent) {
   const DepGraph g = SmallGraph(true);
-  const Replayed r = ReplayDense(g, 2, {1, 1, 2, 5, 0.5, 0.5, 0.25, 0.25}, {0, 1, 2});
+  const Replayed r =
+      ReplayDense(g, 2, {1, 1, 2, 5, 0.5, 0.5, 0.25, 0.25}, {0, 1, 2});
   EXPECT_DOUBLE_EQ(r.steps.opt[0], 3.25);
   EXPECT_DOUBLE_EQ(r.steps.opt[1], 6.25);
 }
@@ -128,7 +138,7 @@ TEST(ReplayTest, StepsAreIndependent) {
 TEST(ReplayTest, LaunchDelaysAddToTheStart) {
   const DepGraph g = SmallGraph(false);
   const Replayed r = ReplayDense(g, 1, {1.0, 2.0, 0.5, 0.25}, {0, 1},
-                       {0.5f, 0.25f, 0.0f, 1.0f}, 10.0);
+                                 {0.5f, 0.25f, 0.0f, 1.0f}, 10.0);
   EXPECT_DOUBLE_EQ(r.t.start[0], 10.5);
   EXPECT_DOUBLE_EQ(r.t.start[1], 11.75);
   EXPECT_DOUBLE_EQ(r.t.start[3], 14.75);  // 13.75 + 1

@@ -7,8 +7,8 @@ namespace strag::sim {
 
 using trace::OpType;
 
-std::vector<ScheduledOp> OneFOneBProgram(int32_t stage, int32_t pp,
-                                         int32_t m, bool with_dp) {
+std::vector<ScheduledOp> OneFOneBProgram(int32_t stage, int32_t pp, int32_t m,
+                                         bool with_dp) {
   const bool first = stage == 0, last = stage == pp - 1;
   const int32_t warmup = std::min(pp - stage - 1, m);
   const int32_t steady = m - warmup;

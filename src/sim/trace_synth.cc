@@ -19,7 +19,8 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
   std::vector<graph::RefOp> ref;
   std::vector<int32_t> microbatch_of;
   for (int32_t s = 0; s < job.pp; ++s) {
-    const auto program = OneFOneBProgram(s, job.pp, job.microbatches, job.dp > 1);
+    const auto program =
+        OneFOneBProgram(s, job.pp, job.microbatches, job.dp > 1);
     for (size_t k = 0; k < program.size(); ++k) {
       const ScheduledOp& op = program[k];
       const bool compute = trace::IsCompute(op.type);
@@ -27,7 +28,8 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
           .key = {op.type, op.seq_id, s},
           .chunk = compute || op.type == trace::OpType::kParamsAllGather ||
                            op.type == trace::OpType::kGradsReduceScatter
-                       ? 0 : -1,
+                       ? 0
+                       : -1,
           .global_chunk = compute ? s : -1,
           .start = static_cast<float>(k),
           .end = static_cast<float>(k) + 0.5f,
@@ -51,13 +53,17 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
   for (size_t l = 0; l <= lanes; l += static_cast<size_t>(job.dp)) {
     sync_offsets.push_back(static_cast<uint32_t>(l));
   }
-  auto lane_step = [&](size_t l) { return job.steps[l / static_cast<size_t>(job.dp)]; };
-  auto lane_dp = [&](size_t l) { return static_cast<int32_t>(l % static_cast<size_t>(job.dp)); };
+  auto lane_step = [&](size_t l) {
+    return job.steps[l / static_cast<size_t>(job.dp)];
+  };
+  auto lane_dp = [&](size_t l) {
+    return static_cast<int32_t>(l % static_cast<size_t>(job.dp));
+  };
   for (size_t v = 0; v < n; ++v) {
     const graph::OpKey& key = model.keys[v];
     for (size_t l = 0; l < lanes; ++l) {
-      const SynthOp op{lane_step(l), lane_dp(l),          key.stage,
-                       key.type,     key.seq_id,           microbatch_of[ref_of[v]]};
+      const SynthOp op{lane_step(l), lane_dp(l), key.stage,
+                       key.type,     key.seq_id, microbatch_of[ref_of[v]]};
       costs[v * lanes + l] = cost(op);
       if (launch_delay) {
         delays[v * lanes + l] = static_cast<float>(launch_delay(op));
@@ -83,7 +89,8 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
     const int64_t origin = job.step_period_ns * static_cast<int64_t>(k);
     for (int32_t s = 0; s < job.pp; ++s) {
       for (int32_t d = 0; d < job.dp; ++d) {
-        const size_t l = k * static_cast<size_t>(job.dp) + static_cast<size_t>(d);
+        const size_t l =
+            k * static_cast<size_t>(job.dp) + static_cast<size_t>(d);
         for (size_t v = 0; v < n; ++v) {
           const graph::OpKey& key = model.keys[v];
           if (key.stage != s) continue;

@@ -45,7 +45,8 @@ TEST(TraceSynthTest, OneFOneBClosedForm) {
     ASSERT_TRUE(table.ok()) << table.status().message();
     const whatif::WhatIfResult r = Analyze(*table);
     const double expected = (m + p - 1) * (t_f + t_b);
-    for (double t : r.step_t_replayed) EXPECT_NEAR(t, expected, 1e-6) << p << "," << m;
+    for (double t : r.step_t_replayed)
+      EXPECT_NEAR(t, expected, 1e-6) << p << "," << m;
     EXPECT_NEAR(r.step_t_ideal[0], expected, 1e-6);
     EXPECT_NEAR(r.slowdown, 1.0, 1e-6);
     EXPECT_LT(r.self_test_max_error_s, 1e-6);
@@ -94,8 +95,8 @@ TEST(TraceSynthTest, LaunchDelaysAreRecovered) {
   SynthJob job{.dp = 2, .pp = 4, .microbatches = 4, .steps = {0, 1, 2}};
   auto delay = [](const SynthOp& op) {
     if (op.type != OpType::kForwardCompute) return 0.0;
-    return 0.001 * static_cast<double>((op.step * 7 + op.dp * 3 + op.stage +
-                                        op.seq_id) % 21);
+    return 0.001 * static_cast<double>(
+                       (op.step * 7 + op.dp * 3 + op.stage + op.seq_id) % 21);
   };
   auto table = SynthesizeTrace(job, ComputeOnly(0.010, 0.020), delay);
   ASSERT_TRUE(table.ok());
@@ -106,10 +107,10 @@ TEST(TraceSynthTest, LaunchDelaysAreRecovered) {
     for (size_t i = 0; i < prepared->num_instances(); ++i) {
       const size_t slot = prepared->Slot(v, i);
       const uint32_t row = prepared->row[slot];
-      const SynthOp op{table->step[row], table->dp[row], table->pp[row],
+      const SynthOp op{table->step[row],    table->dp[row],     table->pp[row],
                        table->op_type[row], table->seq_id[row], -1};
-      max_error = std::max(
-          max_error, std::abs(prepared->launch_delay[slot] - delay(op)));
+      max_error = std::max(max_error,
+                           std::abs(prepared->launch_delay[slot] - delay(op)));
     }
   }
   EXPECT_LT(max_error, 1e-6);

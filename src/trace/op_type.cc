@@ -60,23 +60,32 @@ std::optional<OpType> ParseOpType(std::string_view name) {
 
 OpGroup GroupOf(OpType type) {
   switch (type) {
-    case OpType::kForwardCompute: return OpGroup::kForwardCompute;
-    case OpType::kBackwardCompute: return OpGroup::kBackwardCompute;
+    case OpType::kForwardCompute:
+      return OpGroup::kForwardCompute;
+    case OpType::kBackwardCompute:
+      return OpGroup::kBackwardCompute;
     case OpType::kForwardSend:
-    case OpType::kForwardRecv: return OpGroup::kForwardPpComm;
+    case OpType::kForwardRecv:
+      return OpGroup::kForwardPpComm;
     case OpType::kBackwardSend:
-    case OpType::kBackwardRecv: return OpGroup::kBackwardPpComm;
-    case OpType::kParamsAllGather: return OpGroup::kParamsAllGather;
-    case OpType::kGradsReduceScatter: return OpGroup::kGradsReduceScatter;
+    case OpType::kBackwardRecv:
+      return OpGroup::kBackwardPpComm;
+    case OpType::kParamsAllGather:
+      return OpGroup::kParamsAllGather;
+    case OpType::kGradsReduceScatter:
+      return OpGroup::kGradsReduceScatter;
     case OpType::kSeparateGradsAllReduce:
       return OpGroup::kSeparateGradsAllReduce;
     case OpType::kLayernormGradsAllReduce:
       return OpGroup::kLayernormGradsAllReduce;
     case OpType::kEmbeddingGradsAllReduce:
       return OpGroup::kEmbeddingGradsAllReduce;
-    case OpType::kOptimizerClipMainGrad: return OpGroup::kOptimizerClipMainGrad;
-    case OpType::kOptimizer: return OpGroup::kOptimizer;
-    case OpType::kGc: return OpGroup::kGc;
+    case OpType::kOptimizerClipMainGrad:
+      return OpGroup::kOptimizerClipMainGrad;
+    case OpType::kOptimizer:
+      return OpGroup::kOptimizer;
+    case OpType::kGc:
+      return OpGroup::kGc;
   }
   return OpGroup::kGc;  // unreachable: the switch covers every OpType
 }

@@ -28,15 +28,18 @@ struct ExtraColumn {
 
 struct OpsTable {
   // Required columns (same length).
-  std::vector<int32_t> rank;        // global rank of the traced worker
-  std::vector<int32_t> dp;          // data-parallel rank
-  std::vector<int32_t> pp;          // pipeline stage
-  std::vector<int64_t> step;        // training step id (need not be dense)
+  std::vector<int32_t> rank;  // global rank of the traced worker
+  std::vector<int32_t> dp;    // data-parallel rank
+  std::vector<int32_t> pp;    // pipeline stage
+  std::vector<int64_t> step;  // training step id (need not be dense)
   std::vector<OpType> op_type;
-  std::vector<int32_t> seq_id;      // order among same-type ops of a worker in a step
-  std::vector<int32_t> chunk;       // model chunk within the stage (`mc`), -1 if none
+  std::vector<int32_t>
+      seq_id;  // order among same-type ops of a worker in a step
+  std::vector<int32_t>
+      chunk;  // model chunk within the stage (`mc`), -1 if none
   std::vector<int32_t> microbatch;  // `mb_id`, -1 if none
-  std::vector<int32_t> global_chunk;  // `gmc` = chunk * pp_size + stage, -1 if none
+  std::vector<int32_t>
+      global_chunk;  // `gmc` = chunk * pp_size + stage, -1 if none
   std::vector<int64_t> start_ns;
   std::vector<int64_t> dur_ns;
 
@@ -45,9 +48,9 @@ struct OpsTable {
   std::vector<float> dur_s32;
 
   // Optional typed columns; empty when absent from the input.
-  std::vector<int32_t> tp;       // tensor-parallel rank (`tp_rank`)
-  std::vector<int32_t> cp;       // context-parallel rank (`cp_rank`)
-  std::vector<int64_t> tokens;   // tokens in the microbatch
+  std::vector<int32_t> tp;      // tensor-parallel rank (`tp_rank`)
+  std::vector<int32_t> cp;      // context-parallel rank (`cp_rank`)
+  std::vector<int64_t> tokens;  // tokens in the microbatch
   std::vector<ExtraColumn> extra;
 
   size_t size() const { return op_type.size(); }
@@ -56,9 +59,9 @@ struct OpsTable {
   // Start / duration in binary32 seconds: the exact source values when
   // present, else the nanosecond values rounded to binary32.
   float StartS32(size_t row) const {
-    return has_s32_times() ? start_s32[row]
-                           : static_cast<float>(
-                                 static_cast<double>(start_ns[row]) * 1e-9);
+    return has_s32_times()
+               ? start_s32[row]
+               : static_cast<float>(static_cast<double>(start_ns[row]) * 1e-9);
   }
   float DurS32(size_t row) const {
     return has_s32_times()

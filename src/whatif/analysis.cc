@@ -19,10 +19,12 @@ using graph::NodeId;
 double Median(std::vector<double>* v) {
   if (v->empty()) return 0.0;
   const size_t mid = v->size() / 2;
-  std::nth_element(v->begin(), v->begin() + static_cast<ptrdiff_t>(mid), v->end());
+  std::nth_element(v->begin(), v->begin() + static_cast<ptrdiff_t>(mid),
+                   v->end());
   const double hi = (*v)[mid];
   if (v->size() % 2 == 1) return hi;
-  const double lo = *std::max_element(v->begin(), v->begin() + static_cast<ptrdiff_t>(mid));
+  const double lo =
+      *std::max_element(v->begin(), v->begin() + static_cast<ptrdiff_t>(mid));
   return (lo + hi) / 2.0;
 }
 
@@ -40,7 +42,8 @@ std::vector<size_t> PoolOfNodes(const PreparedTrace& t, IdealPool pool) {
         out[v] = ids.emplace(std::pair{type, 0}, ids.size()).first->second;
         break;
       case IdealPool::kOpTypeStage:
-        out[v] = ids.emplace(std::pair{type, k.stage}, ids.size()).first->second;
+        out[v] =
+            ids.emplace(std::pair{type, k.stage}, ids.size()).first->second;
         break;
       case IdealPool::kOp:
         out[v] = v;
@@ -58,12 +61,14 @@ std::vector<double> IdealCosts(const PreparedTrace& t,
                                IdealPool pool) {
   const size_t inst = t.num_instances();
   const std::vector<size_t> pool_of = PoolOfNodes(t, pool);
-  const size_t num_pools = *std::max_element(pool_of.begin(), pool_of.end()) + 1;
+  const size_t num_pools =
+      *std::max_element(pool_of.begin(), pool_of.end()) + 1;
   // Values per (pool, comm?) since comm ops of a pool use transfer times.
   std::vector<std::vector<double>> values(2 * num_pools);
   for (NodeId v = 0; v < t.num_nodes(); ++v) {
     auto& bucket = values[2 * pool_of[v] + (t.model.graph.is_comm(v) ? 1 : 0)];
-    bucket.insert(bucket.end(), cost_nd.begin() + static_cast<ptrdiff_t>(v * inst),
+    bucket.insert(bucket.end(),
+                  cost_nd.begin() + static_cast<ptrdiff_t>(v * inst),
                   cost_nd.begin() + static_cast<ptrdiff_t>((v + 1) * inst));
   }
   std::vector<double> pooled(values.size());
@@ -148,7 +153,8 @@ void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
   for (int32_t d = 0; d < t.dp; ++d) {
     SelectionTerm term = AllOps(t);
     for (size_t i = 0; i < term.instances.size(); ++i) {
-      term.instances[i] = i % static_cast<size_t>(t.dp) == static_cast<size_t>(d);
+      term.instances[i] =
+          i % static_cast<size_t>(t.dp) == static_cast<size_t>(d);
     }
     tasks.push_back({Base::kIdeal, Selection{"", {std::move(term)}}, {}});
     keys.emplace_back(&r->by_dp_rank, std::to_string(d));
@@ -165,8 +171,9 @@ void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
 
 void ScoreWorkers(const PreparedTrace& t, WhatIfResult* r) {
   for (const Worker& w : t.workers) {
-    const double score = std::min(r->by_dp_rank.slowdown[static_cast<size_t>(w.dp)],
-                                  r->by_stage.slowdown[static_cast<size_t>(w.pp)]);
+    const double score =
+        std::min(r->by_dp_rank.slowdown[static_cast<size_t>(w.dp)],
+                 r->by_stage.slowdown[static_cast<size_t>(w.pp)]);
     r->workers.push_back(WorkerScore{w.rank, w.dp, w.pp, score});
   }
   std::stable_sort(r->workers.begin(), r->workers.end(),
@@ -215,9 +222,9 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   // Self-test: with the measured launch delays the replay gives the trace.
   main.RunTraced(t.launch_delay);
   for (size_t slot = 0; slot < t.start.size(); ++slot) {
-    r.self_test_max_error_s =
-        std::max(r.self_test_max_error_s,
-                 std::abs(main.times().start[slot] - static_cast<double>(t.start[slot])));
+    r.self_test_max_error_s = std::max(
+        r.self_test_max_error_s, std::abs(main.times().start[slot] -
+                                          static_cast<double>(t.start[slot])));
   }
 
   // T_ideal: every op at its pooled ideal value (§6.2).
@@ -240,8 +247,8 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
       static_cast<double>(PairwiseMeanF32(t.step_t_base)) / Mean(nd.opt);
   for (size_t s = 0; s < t.steps.size(); ++s) {
     r.slowdown_per_step.push_back(nd.span[s] / ideal_opt);
-    r.launch_slowdown_per_step.push_back(
-        static_cast<double>(t.step_t_base[s]) / nd.opt[s]);
+    r.launch_slowdown_per_step.push_back(static_cast<double>(t.step_t_base[s]) /
+                                         nd.opt[s]);
   }
   for (NodeId v = 0; v < n && options.pool == IdealPool::kOpType; ++v) {
     const std::string name(trace::OpTypeName(t.model.keys[v].type));
@@ -256,12 +263,14 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   ScoreWorkers(t, &r);
 
   const size_t num_worst = std::max<size_t>(
-      1, static_cast<size_t>(std::ceil(options.worst_worker_fraction *
-                                           static_cast<double>(t.workers.size()) -
-                                       1e-9)));
+      1,
+      static_cast<size_t>(std::ceil(options.worst_worker_fraction *
+                                        static_cast<double>(t.workers.size()) -
+                                    1e-9)));
   std::vector<Worker> worst;
   for (size_t k = 0; k < num_worst && k < r.workers.size(); ++k) {
-    worst.push_back(Worker{r.workers[k].rank, r.workers[k].dp, r.workers[k].pp});
+    worst.push_back(
+        Worker{r.workers[k].rank, r.workers[k].dp, r.workers[k].pp});
   }
   selected.insert(selected.begin(),
                   {SelectWorkers(t, worst), SelectStage(t, t.pp - 1)});

@@ -41,16 +41,16 @@ struct WhatIfOptions {
 
 // "Un-fix only this group" slowdowns: S_g = mean(T_g) / mean(T_ideal).
 struct Decomposition {
-  std::vector<std::string> keys;          // group names ("3", "forward-compute")
-  std::vector<double> slowdown;           // per key
+  std::vector<std::string> keys;  // group names ("3", "forward-compute")
+  std::vector<double> slowdown;   // per key
   std::vector<std::vector<double>> per_step;  // [key][step]
 };
 
 // explain(X) of whatif-spec.md §7.7. Times are mean step times, s.
 struct Counterfactual {
   std::string selector;
-  bool unfix = false;              // requested as --unfix
-  std::vector<int32_t> ranks;      // for worker selections
+  bool unfix = false;          // requested as --unfix
+  std::vector<int32_t> ranks;  // for worker selections
   double t_ori = 0, t_ideal = 0, t_rem = 0, t_add = 0;
   double rem = 0;  // (t_ori - t_rem) / (t_ori - t_ideal): fix only X
   double add = 0;  // (t_add - t_ideal) / (t_ori - t_ideal): un-fix only X
@@ -73,9 +73,9 @@ struct WhatIfResult {
   std::vector<double> step_t_observed;  // traced (binary32 value), s
   std::vector<double> step_t_replayed;  // T: replay without launch delays
   std::vector<double> step_t_ideal;     // T_ideal
-  double slowdown = 0;         // S
-  double waste = 0;            // 1 - 1/S
-  double launch_slowdown = 0;  // mean(observed) / mean(T)
+  double slowdown = 0;                  // S
+  double waste = 0;                     // 1 - 1/S
+  double launch_slowdown = 0;           // mean(observed) / mean(T)
   std::vector<double> slowdown_per_step;
   std::vector<double> launch_slowdown_per_step;
   Decomposition by_optype, by_dp_rank, by_stage;

@@ -5,7 +5,6 @@
 #include <limits>
 #include <string>
 
-
 namespace strag::whatif {
 namespace {
 
@@ -44,8 +43,7 @@ Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
     }
   }
   std::sort(p->steps.begin(), p->steps.end());
-  p->steps.erase(std::unique(p->steps.begin(), p->steps.end()),
-                 p->steps.end());
+  p->steps.erase(std::unique(p->steps.begin(), p->steps.end()), p->steps.end());
   p->worker_rank.assign(static_cast<size_t>(p->dp * p->pp), -1);
   for (size_t r = 0; r < t.size(); ++r) {
     int32_t& w = p->worker_rank[static_cast<size_t>(t.dp[r] * p->pp + t.pp[r])];
@@ -104,8 +102,8 @@ Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
   };
   auto model = graph::BuildMegatronModel(ref, options);
   if (!model.ok()) {
-    std::string where = "reference instance (step " +
-                        std::to_string(ref_step) + ", dp rank 0; global rank "
+    std::string where = "reference instance (step " + std::to_string(ref_step) +
+                        ", dp rank 0; global rank "
                         "of stage";
     for (int32_t s = 0; s < p->pp && s < 16; ++s) {
       where += (s ? ", " : " ") + std::to_string(s) + ": " +
@@ -144,13 +142,12 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
                           " is not in the reference instance (step " +
                           std::to_string(p->steps.front()) + ", dp rank 0)");
     }
-    const size_t slot = p->Slot(static_cast<NodeId>(v),
-                                step_idx * static_cast<size_t>(p->dp) +
-                                    static_cast<size_t>(t.dp[r]));
+    const size_t slot =
+        p->Slot(static_cast<NodeId>(v), step_idx * static_cast<size_t>(p->dp) +
+                                            static_cast<size_t>(t.dp[r]));
     if (p->row[slot] != kEmpty) {
       return InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
-                          ": " + graph::DescribeOpKey(key) +
-                          " appears twice");
+                          ": " + graph::DescribeOpKey(key) + " appears twice");
     }
     p->row[slot] = static_cast<uint32_t>(r);
     const float start = t.StartS32(r), dur = t.DurS32(r);
@@ -165,20 +162,21 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
     const auto v = static_cast<NodeId>(slot / instances);
     const size_t inst = slot % instances;
     const graph::OpKey& key = p->model.keys[v];
-    return InvalidInput(
-        DescribeInstance(*p, inst / static_cast<size_t>(p->dp),
-                         static_cast<int32_t>(inst % static_cast<size_t>(p->dp)),
-                         key.stage) +
-        ": " + graph::DescribeOpKey(key) + " is missing (every DP rank of "
-        "every step needs the ops of the reference instance)");
+    return InvalidInput(DescribeInstance(*p, inst / static_cast<size_t>(p->dp),
+                                         static_cast<int32_t>(
+                                             inst % static_cast<size_t>(p->dp)),
+                                         key.stage) +
+                        ": " + graph::DescribeOpKey(key) +
+                        " is missing (every DP rank of "
+                        "every step needs the ops of the reference instance)");
   }
   return Status::Ok();
 }
 
 // whatif-spec.md §4: launch delays and transfer times on the traced
 // timeline (binary32), then the per-step rebase and the traced step time.
-void Preprocess(const BigVector<float>& end,
-                const std::vector<float>& step_min, PreparedTrace* p) {
+void Preprocess(const BigVector<float>& end, const std::vector<float>& step_min,
+                PreparedTrace* p) {
   const size_t n = p->num_nodes(), inst = p->num_instances();
   const auto dp = static_cast<size_t>(p->dp);
   const graph::DepGraph& g = p->model.graph;
@@ -202,7 +200,8 @@ void Preprocess(const BigVector<float>& end,
       const size_t hi = group.dp_sync ? lo + dp : i + 1;
       float gs = -std::numeric_limits<float>::infinity();
       for (NodeId m : group.members) {
-        for (size_t j = lo; j < hi; ++j) gs = std::max(gs, p->start[p->Slot(m, j)]);
+        for (size_t j = lo; j < hi; ++j)
+          gs = std::max(gs, p->start[p->Slot(m, j)]);
       }
       for (NodeId m : group.members) {
         const size_t slot = p->Slot(m, i);

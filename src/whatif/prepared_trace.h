@@ -33,20 +33,22 @@ struct PreparedTrace {
   int32_t dp = 0;   // derived: max dp rank + 1
   int32_t pp = 0;   // derived: max stage + 1
   int32_t vpp = 1;  // derived: max chunk of the reference instance + 1
-  std::vector<int64_t> steps;  // sorted step ids
-  std::vector<Worker> workers;  // sorted by rank
+  std::vector<int64_t> steps;        // sorted step ids
+  std::vector<Worker> workers;       // sorted by rank
   std::vector<int32_t> worker_rank;  // [dp * pp + stage] -> global rank
 
   // Per (node, instance), layout [node * num_instances() + instance]:
   BigVector<uint32_t> row;        // row of the ops table
   BigVector<float> start;         // rebased traced start, s
   BigVector<float> launch_delay;  // s, clamped
-  BigVector<double> cost;         // traced duration (plain) or transfer (comm), s
+  BigVector<double> cost;  // traced duration (plain) or transfer (comm), s
 
   std::vector<float> step_t_base;  // per step: traced max end - min start, s
 
   size_t num_nodes() const { return model.keys.size(); }
-  size_t num_instances() const { return steps.size() * static_cast<size_t>(dp); }
+  size_t num_instances() const {
+    return steps.size() * static_cast<size_t>(dp);
+  }
   size_t Slot(graph::NodeId v, size_t instance) const {
     return v * num_instances() + instance;
   }

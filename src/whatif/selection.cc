@@ -54,7 +54,8 @@ Status ApplyKey(std::string_view key, std::string_view value,
     if (key == "optype") {
       const auto type = trace::ParseOpType(v);
       const auto group = trace::ParseOpGroup(v);
-      if (!type && !group) return bad("unknown op type \"" + std::string(v) + "\"");
+      if (!type && !group)
+        return bad("unknown op type \"" + std::string(v) + "\"");
       bool any = false;
       for (size_t i = 0; i < n; ++i) {
         const trace::OpType ti = t.model.keys[i].type;
@@ -63,7 +64,8 @@ Status ApplyKey(std::string_view key, std::string_view value,
           any = true;
         }
       }
-      if (!any) return bad("no op of type \"" + std::string(v) + "\" in the trace");
+      if (!any)
+        return bad("no op of type \"" + std::string(v) + "\" in the trace");
       continue;
     }
     ASSIGN_OR_RETURN(const int64_t x, ParseInt(v, selector));
@@ -73,10 +75,12 @@ Status ApplyKey(std::string_view key, std::string_view value,
     } else if (key == "dp") {
       if (x < 0 || x >= t.dp) return bad("no dp rank " + std::to_string(x));
       by_nodes = false, by_insts = true;
-      for (size_t i = 0; i < inst; ++i) insts[i] |= (i % dp) == static_cast<size_t>(x);
+      for (size_t i = 0; i < inst; ++i)
+        insts[i] |= (i % dp) == static_cast<size_t>(x);
     } else if (key == "step") {
       const auto it = std::lower_bound(t.steps.begin(), t.steps.end(), x);
-      if (it == t.steps.end() || *it != x) return bad("no step " + std::to_string(x));
+      if (it == t.steps.end() || *it != x)
+        return bad("no step " + std::to_string(x));
       const auto k = static_cast<size_t>(it - t.steps.begin());
       by_nodes = false, by_insts = true;
       for (size_t d = 0; d < dp; ++d) insts[k * dp + d] = 1;
@@ -107,8 +111,8 @@ Selection SelectWorkers(const PreparedTrace& t,
       term.nodes[i] = t.model.keys[i].stage == w.pp;
     }
     for (size_t i = 0; i < term.instances.size(); ++i) {
-      term.instances[i] = (i % static_cast<size_t>(t.dp)) ==
-                          static_cast<size_t>(w.dp);
+      term.instances[i] =
+          (i % static_cast<size_t>(t.dp)) == static_cast<size_t>(w.dp);
     }
     s.label += (s.terms.empty() ? "=" : "+") + std::to_string(w.rank);
     s.terms.push_back(std::move(term));
@@ -136,7 +140,8 @@ Result<Selection> ParseSelection(std::string_view text,
                           "': expected key=value, got \"" + std::string(part) +
                           "\"");
     }
-    const std::string_view key = part.substr(0, eq), value = part.substr(eq + 1);
+    const std::string_view key = part.substr(0, eq),
+                           value = part.substr(eq + 1);
     if (key != "rank") {
       RETURN_IF_ERROR(ApplyKey(key, value, text, t, &base));
       continue;
@@ -154,13 +159,14 @@ Result<Selection> ParseSelection(std::string_view text,
   }
   Selection s{std::string(text), {}};
   if (ranks.empty()) {
-    s.terms.push_back(SelectionTerm{std::move(base.nodes),
-                                    std::move(base.instances)});
+    s.terms.push_back(
+        SelectionTerm{std::move(base.nodes), std::move(base.instances)});
     return s;
   }
   for (const Worker& w : ranks) {
     SelectionTerm term = SelectWorkers(t, {w}).terms.front();
-    for (size_t i = 0; i < term.nodes.size(); ++i) term.nodes[i] &= base.nodes[i];
+    for (size_t i = 0; i < term.nodes.size(); ++i)
+      term.nodes[i] &= base.nodes[i];
     for (size_t i = 0; i < term.instances.size(); ++i) {
       term.instances[i] &= base.instances[i];
     }

@@ -20,7 +20,8 @@
 namespace strag {
 namespace {
 
-const std::string kDataDir = std::string(STRAG_SHARED_DATA_DIR) + "/osdi25-whatif";
+const std::string kDataDir =
+    std::string(STRAG_SHARED_DATA_DIR) + "/osdi25-whatif";
 
 constexpr double kRelTol = 1e-4;
 // Values near zero (AR's M_S is -0.0012) are judged by absolute error too.
@@ -97,32 +98,37 @@ TEST_P(Osdi25GoldenTest, ReproducesPublishedResults) {
     ASSERT_EQ(expected.size(), r.steps.size()) << key;
     for (const auto& [step, value] : expected) {
       ASSERT_TRUE(step_index.count(step)) << key << " step " << step;
-      c.Check((*series)[step_index[step]], value, std::string(key) + "[" + step + "]");
+      c.Check((*series)[step_index[step]], value,
+              std::string(key) + "[" + step + "]");
     }
   }
   c.Check(r.slowdown, Num(result["blocking_slowdown"]), "blocking_slowdown");
   c.Check(r.launch_slowdown, Num(result["launch_slowdown"]), "launch_slowdown");
-  const std::pair<const char*, const whatif::Decomposition*> decompositions[] = {
-      {"optype", &r.by_optype}, {"dp_rank", &r.by_dp_rank}, {"stage", &r.by_stage}};
+  const std::pair<const char*, const whatif::Decomposition*> decompositions[] =
+      {{"optype", &r.by_optype},
+       {"dp_rank", &r.by_dp_rank},
+       {"stage", &r.by_stage}};
   for (const auto& [key, d] : decompositions) {
     const std::string field = std::string("blocking_decompose_by_") + key;
     const auto overall = StepMap(result[field]);
     EXPECT_EQ(overall.size(), d->keys.size()) << field;
     for (size_t g = 0; g < d->keys.size(); ++g) {
       ASSERT_TRUE(overall.count(d->keys[g])) << field << " " << d->keys[g];
-      c.Check(d->slowdown[g], overall.at(d->keys[g]), field + "[" + d->keys[g] + "]");
+      c.Check(d->slowdown[g], overall.at(d->keys[g]),
+              field + "[" + d->keys[g] + "]");
     }
     for (auto [step, groups] : result[field + "_per_step"].get_object()) {
       const auto per = StepMap(groups);
       const size_t s = step_index.at(std::string(step));
       for (size_t g = 0; g < d->keys.size(); ++g) {
-        c.Check(d->per_step[g][s], per.at(d->keys[g]),
-                field + "_per_step[" + std::string(step) + "][" + d->keys[g] + "]");
+        c.Check(
+            d->per_step[g][s], per.at(d->keys[g]),
+            field + "_per_step[" + std::string(step) + "][" + d->keys[g] + "]");
       }
     }
   }
-  for (const auto& [file, cf] :
-       {std::pair{"mw", &r.fix_worst_workers}, std::pair{"ms", &r.fix_last_stage}}) {
+  for (const auto& [file, cf] : {std::pair{"mw", &r.fix_worst_workers},
+                                 std::pair{"ms", &r.fix_last_stage}}) {
     simdjson::dom::parser p;
     simdjson::dom::element e;
     ASSERT_EQ(p.load(kDataDir + "/" + file + "-" + name + ".json").get(e),

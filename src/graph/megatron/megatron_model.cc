@@ -109,8 +109,9 @@ Status Builder::MatchP2p(int32_t stage, OpType p2p, OpType compute,
   std::vector<NodeId> candidates;
   for (NodeId v : ops) {
     const bool type1 =
-        is_send ? static_cast<double>(ops_[v].end) < first_end - kNoopEpsilonS
-                : static_cast<double>(ops_[v].start) > last_start + kNoopEpsilonS;
+        is_send
+            ? static_cast<double>(ops_[v].end) < first_end - kNoopEpsilonS
+            : static_cast<double>(ops_[v].start) > last_start + kNoopEpsilonS;
     if (type1) {
       model_.noop_nodes.push_back(v);
     } else {
@@ -120,14 +121,12 @@ Status Builder::MatchP2p(int32_t stage, OpType p2p, OpType compute,
   const size_t n = computes.size(), cnt = candidates.size();
   const bool end_stage = stage == 0 || stage == options_.pp - 1;
   if (cnt != n && !(end_stage && (cnt == 0 || cnt + 1 == n))) {
-    return InvalidInput("stage " + std::to_string(stage) + ": " +
-                        std::to_string(cnt) + " " +
-                        std::string(trace::OpTypeName(p2p)) + " ops for " +
-                        std::to_string(n) + " " +
-                        std::string(trace::OpTypeName(compute)) +
-                        " ops (each needs its " +
-                        std::string(trace::OpTypeName(p2p)) +
-                        "; only the first and last stage may lack them)");
+    return InvalidInput(
+        "stage " + std::to_string(stage) + ": " + std::to_string(cnt) + " " +
+        std::string(trace::OpTypeName(p2p)) + " ops for " + std::to_string(n) +
+        " " + std::string(trace::OpTypeName(compute)) +
+        " ops (each needs its " + std::string(trace::OpTypeName(p2p)) +
+        "; only the first and last stage may lack them)");
   }
   const int32_t k0 = (!is_send && cnt + 1 == n) ? 1 : 0;
   const int32_t num_chunks = options_.vpp * options_.pp;
@@ -135,10 +134,9 @@ Status Builder::MatchP2p(int32_t stage, OpType p2p, OpType compute,
     const NodeId v = candidates[j];
     const int64_t c = Find(compute, k0 + static_cast<int32_t>(j), stage);
     if (c < 0) {
-      return InvalidInput(Describe(v) + ": no " +
-                          std::string(trace::OpTypeName(compute)) + " #" +
-                          std::to_string(k0 + static_cast<int32_t>(j)) +
-                          " to match");
+      return InvalidInput(
+          Describe(v) + ": no " + std::string(trace::OpTypeName(compute)) +
+          " #" + std::to_string(k0 + static_cast<int32_t>(j)) + " to match");
     }
     const auto cn = static_cast<NodeId>(c);
     const RefOp& cop = ops_[cn];
@@ -191,7 +189,7 @@ void Builder::AddDpEdges(int32_t stage) {
   std::vector<NodeId> dp_stream(ag);
   dp_stream.insert(dp_stream.end(), rs.begin(), rs.end());
   SortStream(&dp_stream);
-  Chain(dp_stream);  // E5
+  Chain(dp_stream);                   // E5
   std::map<int32_t, NodeId> last_ag;  // chunk -> AG with the highest seq_id
   for (NodeId v : ag) {
     auto [it, inserted] = last_ag.emplace(ops_[v].chunk, v);
@@ -221,7 +219,8 @@ void Builder::AddDpEdges(int32_t stage) {
     int64_t last = -1;
     for (NodeId b : bwd) {
       if (ops_[b].chunk != chunk) continue;
-      if (last < 0 || ops_[b].end > ops_[static_cast<NodeId>(last)].end) last = b;
+      if (last < 0 || ops_[b].end > ops_[static_cast<NodeId>(last)].end)
+        last = b;
     }
     if (last >= 0) Edge(static_cast<NodeId>(last), v);  // E7
   }
@@ -284,10 +283,10 @@ Status Builder::AddPostComputeChain(int32_t stage) {
 
 Status Builder::PairP2p(int32_t stage, OpType type, OpType peer_type,
                         int32_t peer) {
-  const auto& mine = stages_[static_cast<size_t>(stage)]
-                         .valid[static_cast<size_t>(type)];
-  const auto& theirs = stages_[static_cast<size_t>(peer)]
-                           .valid[static_cast<size_t>(peer_type)];
+  const auto& mine =
+      stages_[static_cast<size_t>(stage)].valid[static_cast<size_t>(type)];
+  const auto& theirs =
+      stages_[static_cast<size_t>(peer)].valid[static_cast<size_t>(peer_type)];
   const size_t n = std::min(mine.size(), theirs.size());
   if (mine.size() != theirs.size()) {
     const NodeId extra = mine.size() > n ? mine[n] : theirs[n];
@@ -307,8 +306,8 @@ Status Builder::PairP2p(int32_t stage, OpType type, OpType peer_type,
 Status Builder::AddGroups() {
   const int32_t pp = options_.pp;
   for (int32_t s = 0; s < pp; ++s) {
-    RETURN_IF_ERROR(PairP2p(s, OpType::kForwardSend, OpType::kForwardRecv,
-                            (s + 1) % pp));
+    RETURN_IF_ERROR(
+        PairP2p(s, OpType::kForwardSend, OpType::kForwardRecv, (s + 1) % pp));
     RETURN_IF_ERROR(PairP2p(s, OpType::kBackwardSend, OpType::kBackwardRecv,
                             (s - 1 + pp) % pp));
   }
@@ -348,14 +347,14 @@ Result<MegatronModel> Builder::Build() {
   RETURN_IF_ERROR(CollectStages());
   for (int32_t s = 0; s < options_.pp; ++s) {
     Chain(stages_[static_cast<size_t>(s)].compute);  // E1
-    RETURN_IF_ERROR(MatchP2p(s, OpType::kForwardSend, OpType::kForwardCompute,
-                             true, +1));
-    RETURN_IF_ERROR(MatchP2p(s, OpType::kForwardRecv, OpType::kForwardCompute,
-                             false, -1));
-    RETURN_IF_ERROR(MatchP2p(s, OpType::kBackwardSend,
-                             OpType::kBackwardCompute, true, -1));
-    RETURN_IF_ERROR(MatchP2p(s, OpType::kBackwardRecv,
-                             OpType::kBackwardCompute, false, +1));
+    RETURN_IF_ERROR(
+        MatchP2p(s, OpType::kForwardSend, OpType::kForwardCompute, true, +1));
+    RETURN_IF_ERROR(
+        MatchP2p(s, OpType::kForwardRecv, OpType::kForwardCompute, false, -1));
+    RETURN_IF_ERROR(
+        MatchP2p(s, OpType::kBackwardSend, OpType::kBackwardCompute, true, -1));
+    RETURN_IF_ERROR(MatchP2p(s, OpType::kBackwardRecv, OpType::kBackwardCompute,
+                             false, +1));
     RETURN_IF_ERROR(AddWarmupEdge(s));
     if (options_.use_dp) AddDpEdges(s);
     RETURN_IF_ERROR(AddPostComputeChain(s));
@@ -375,8 +374,7 @@ std::string DescribeOpKey(const OpKey& key) {
 }
 
 OpKeyIndex::OpKeyIndex(std::span<const OpKey> keys, int32_t pp)
-    : pp_(pp),
-      tables_(static_cast<size_t>(pp) * trace::kNumOpTypes) {
+    : pp_(pp), tables_(static_cast<size_t>(pp) * trace::kNumOpTypes) {
   for (size_t v = 0; v < keys.size(); ++v) {
     const OpKey& k = keys[v];
     if (k.stage < 0 || k.stage >= pp || k.seq_id < 0) continue;

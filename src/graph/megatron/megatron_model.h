@@ -37,7 +37,7 @@ struct RefOp {
   int32_t chunk = -1;         // `mc`
   int32_t global_chunk = -1;  // `gmc`
   float start = 0;
-  float end = 0;              // fl32(start + duration)
+  float end = 0;  // fl32(start + duration)
 };
 
 struct MegatronOptions {
@@ -70,7 +70,7 @@ class OpKeyIndex {
 };
 
 struct MegatronModel {
-  std::vector<OpKey> keys;            // NodeId -> op
+  std::vector<OpKey> keys;  // NodeId -> op
   DepGraph graph{0};
   OpKeyIndex index;
   std::vector<NodeId> optimizer_nodes;  // T_opt = max end of these

@@ -27,10 +27,12 @@ std::vector<RefOp> FromPrograms(const std::vector<std::vector<Prog>>& stages) {
       const bool chunked = trace::IsCompute(p.type) ||
                            p.type == OpType::kParamsAllGather ||
                            p.type == OpType::kGradsReduceScatter;
-      ops.push_back(RefOp{{p.type, p.seq, static_cast<int32_t>(s)},
-                          chunked ? 0 : -1,
-                          trace::IsCompute(p.type) ? static_cast<int32_t>(s) : -1,
-                          static_cast<float>(k), static_cast<float>(k) + 0.5f});
+      ops.push_back(
+          RefOp{{p.type, p.seq, static_cast<int32_t>(s)},
+                chunked ? 0 : -1,
+                trace::IsCompute(p.type) ? static_cast<int32_t>(s) : -1,
+                static_cast<float>(k),
+                static_cast<float>(k) + 0.5f});
     }
   }
   return ops;
@@ -39,18 +41,46 @@ std::vector<RefOp> FromPrograms(const std::vector<std::vector<Prog>>& stages) {
 constexpr OpType F = OpType::kForwardCompute, B = OpType::kBackwardCompute,
                  FS = OpType::kForwardSend, FR = OpType::kForwardRecv,
                  BS = OpType::kBackwardSend, BR = OpType::kBackwardRecv,
-                 AG = OpType::kParamsAllGather, RS = OpType::kGradsReduceScatter,
-                 GC = OpType::kGc, LN = OpType::kLayernormGradsAllReduce,
+                 AG = OpType::kParamsAllGather,
+                 RS = OpType::kGradsReduceScatter, GC = OpType::kGc,
+                 LN = OpType::kLayernormGradsAllReduce,
                  EMB = OpType::kEmbeddingGradsAllReduce,
-                 CLIP = OpType::kOptimizerClipMainGrad, OPT = OpType::kOptimizer;
+                 CLIP = OpType::kOptimizerClipMainGrad,
+                 OPT = OpType::kOptimizer;
 
 // 1F1B, 2 stages, 2 microbatches (Megatron order, whatif-method.md §4.2).
 std::vector<std::vector<Prog>> TwoStageTwoMicrobatch() {
   return {
-      {{AG, 0}, {F, 0}, {FS, 0}, {F, 1}, {FS, 1}, {BR, 0}, {B, 0}, {BR, 1},
-       {B, 1}, {GC, 0}, {LN, 0}, {EMB, 0}, {RS, 0}, {CLIP, 0}, {OPT, 0}},
-      {{AG, 0}, {FR, 0}, {F, 0}, {B, 0}, {BS, 0}, {FR, 1}, {F, 1}, {B, 1},
-       {BS, 1}, {GC, 0}, {LN, 0}, {EMB, 0}, {RS, 0}, {CLIP, 0}, {OPT, 0}},
+      {{AG, 0},
+       {F, 0},
+       {FS, 0},
+       {F, 1},
+       {FS, 1},
+       {BR, 0},
+       {B, 0},
+       {BR, 1},
+       {B, 1},
+       {GC, 0},
+       {LN, 0},
+       {EMB, 0},
+       {RS, 0},
+       {CLIP, 0},
+       {OPT, 0}},
+      {{AG, 0},
+       {FR, 0},
+       {F, 0},
+       {B, 0},
+       {BS, 0},
+       {FR, 1},
+       {F, 1},
+       {B, 1},
+       {BS, 1},
+       {GC, 0},
+       {LN, 0},
+       {EMB, 0},
+       {RS, 0},
+       {CLIP, 0},
+       {OPT, 0}},
   };
 }
 
@@ -85,12 +115,12 @@ TEST(MegatronModelTest, TwoStageTwoMicrobatchEdges) {
   EXPECT_EQ(DepsOf(m, F, 1, 0), (Deps{"forward-compute0@0"}));    // E1
   EXPECT_EQ(DepsOf(m, FS, 0, 0), (Deps{"forward-compute0@0"}));   // E3a
   EXPECT_EQ(DepsOf(m, FS, 1, 0),
-            (Deps{"forward-compute1@0", "forward-send0@0"}));     // E3a, E2
-  EXPECT_EQ(DepsOf(m, BR, 0, 0), (Deps{"forward-compute0@0"}));   // E4
+            (Deps{"forward-compute1@0", "forward-send0@0"}));    // E3a, E2
+  EXPECT_EQ(DepsOf(m, BR, 0, 0), (Deps{"forward-compute0@0"}));  // E4
   EXPECT_EQ(DepsOf(m, B, 0, 0),
-            (Deps{"forward-compute1@0", "backward-recv0@0"}));    // E1, E3b
+            (Deps{"forward-compute1@0", "backward-recv0@0"}));  // E1, E3b
   EXPECT_EQ(DepsOf(m, BR, 1, 0),
-            (Deps{"backward-recv0@0", "backward-compute0@0"}));   // E2, E3b
+            (Deps{"backward-recv0@0", "backward-compute0@0"}));  // E2, E3b
   EXPECT_EQ(DepsOf(m, B, 1, 0),
             (Deps{"backward-compute0@0", "backward-recv1@0"}));
   EXPECT_EQ(DepsOf(m, GC, 0, 0), (Deps{"backward-compute1@0"}));  // E8
@@ -167,10 +197,28 @@ TEST(MegatronModelTest, MissingPeerIsAnError) {
 // p2p pairs: F0@0 -> send -> F0@1 -> B0@1 -> send -> B0@0 -> F0@0.
 TEST(MegatronModelTest, CycleIsAnError) {
   const std::vector<std::vector<Prog>> programs = {
-      {{AG, 0}, {BR, 0}, {B, 0}, {F, 0}, {FS, 0}, {GC, 0}, {LN, 0}, {EMB, 0},
-       {RS, 0}, {CLIP, 0}, {OPT, 0}},
-      {{AG, 0}, {FR, 0}, {F, 0}, {B, 0}, {BS, 0}, {GC, 0}, {LN, 0}, {EMB, 0},
-       {RS, 0}, {CLIP, 0}, {OPT, 0}},
+      {{AG, 0},
+       {BR, 0},
+       {B, 0},
+       {F, 0},
+       {FS, 0},
+       {GC, 0},
+       {LN, 0},
+       {EMB, 0},
+       {RS, 0},
+       {CLIP, 0},
+       {OPT, 0}},
+      {{AG, 0},
+       {FR, 0},
+       {F, 0},
+       {B, 0},
+       {BS, 0},
+       {GC, 0},
+       {LN, 0},
+       {EMB, 0},
+       {RS, 0},
+       {CLIP, 0},
+       {OPT, 0}},
   };
   auto model = BuildMegatronModel(FromPrograms(programs),
                                   {.pp = 2, .vpp = 1, .use_dp = true});
@@ -189,7 +237,6 @@ TEST(MegatronModelTest, DpOpsWithoutDpAreRejected) {
       << model.status().message();
 }
 
-
 // Profiler no-ops (whatif-spec.md §3.2): stage 0 records a forward recv
 // before and a backward send after every compute, whose peer chunk does not
 // exist (type 2: matched, keep their compute edges); the last stage records an
@@ -197,11 +244,41 @@ TEST(MegatronModelTest, DpOpsWithoutDpAreRejected) {
 // only). Every no-op is a singleton group.
 TEST(MegatronModelTest, ProfilerNoOps) {
   const std::vector<std::vector<Prog>> programs = {
-      {{AG, 0}, {FR, 0}, {F, 0}, {FS, 0}, {FR, 1}, {F, 1}, {FS, 1}, {BR, 0},
-       {B, 0}, {BS, 0}, {BR, 1}, {B, 1}, {BS, 1}, {GC, 0}, {LN, 0}, {EMB, 0},
-       {RS, 0}, {CLIP, 0}, {OPT, 0}},
-      {{AG, 0}, {FS, 0}, {FR, 0}, {F, 0}, {B, 0}, {BS, 0}, {FR, 1}, {F, 1},
-       {B, 1}, {BS, 1}, {BR, 0}, {GC, 0}, {LN, 0}, {EMB, 0}, {RS, 0}, {CLIP, 0},
+      {{AG, 0},
+       {FR, 0},
+       {F, 0},
+       {FS, 0},
+       {FR, 1},
+       {F, 1},
+       {FS, 1},
+       {BR, 0},
+       {B, 0},
+       {BS, 0},
+       {BR, 1},
+       {B, 1},
+       {BS, 1},
+       {GC, 0},
+       {LN, 0},
+       {EMB, 0},
+       {RS, 0},
+       {CLIP, 0},
+       {OPT, 0}},
+      {{AG, 0},
+       {FS, 0},
+       {FR, 0},
+       {F, 0},
+       {B, 0},
+       {BS, 0},
+       {FR, 1},
+       {F, 1},
+       {B, 1},
+       {BS, 1},
+       {BR, 0},
+       {GC, 0},
+       {LN, 0},
+       {EMB, 0},
+       {RS, 0},
+       {CLIP, 0},
        {OPT, 0}},
   };
   auto ops = FromPrograms(programs);
@@ -216,11 +293,13 @@ TEST(MegatronModelTest, ProfilerNoOps) {
   const MegatronModel& m = *model;
   std::set<std::string> noops;
   for (NodeId v : m.noop_nodes) noops.insert(Name(m, v));
-  EXPECT_EQ(noops, (std::set<std::string>{
-                       "forward-recv0@0", "forward-recv1@0", "backward-send0@0",
-                       "backward-send1@0", "forward-send0@1", "backward-recv0@1"}));
+  EXPECT_EQ(noops,
+            (std::set<std::string>{"forward-recv0@0", "forward-recv1@0",
+                                   "backward-send0@0", "backward-send1@0",
+                                   "forward-send0@1", "backward-recv0@1"}));
   for (NodeId v : m.noop_nodes) {
-    const CommGroup& g = m.graph.groups()[static_cast<size_t>(m.graph.group_of(v))];
+    const CommGroup& g =
+        m.graph.groups()[static_cast<size_t>(m.graph.group_of(v))];
     EXPECT_EQ(g.members.size(), 1u) << Name(m, v);
   }
   // Type 2 keeps E3: recv -> its compute (and the previous compute -> recv).

@@ -28,8 +28,14 @@ class JsonWriter {
   void Null();
 
   // Key + value shorthands.
-  void Field(std::string_view key, double value) { Key(key); Number(value); }
-  void FieldInt(std::string_view key, int64_t value) { Key(key); Int(value); }
+  void Field(std::string_view key, double value) {
+    Key(key);
+    Number(value);
+  }
+  void FieldInt(std::string_view key, int64_t value) {
+    Key(key);
+    Int(value);
+  }
   void FieldString(std::string_view key, std::string_view value) {
     Key(key);
     String(value);

@@ -50,8 +50,7 @@ void Ranking(std::string* out, const char* title, const std::string& prefix,
     const size_t g = order[k];
     const std::string label = prefix + d.keys[g];
     *out += Format("    %-30s %6.3f   waste %5.1f%%\n", label.c_str(),
-                   d.slowdown[g],
-                   100.0 * (1.0 - 1.0 / d.slowdown[g]));
+                   d.slowdown[g], 100.0 * (1.0 - 1.0 / d.slowdown[g]));
   }
 }
 
@@ -66,10 +65,11 @@ std::string RankList(const std::vector<int32_t>& ranks) {
 
 void Explain(std::string* out, const char* metric, const std::string& what,
              const Counterfactual& c) {
-  *out += Format("  %-4s %7.3f   fix only %s: step %s -> %s (ideal %s); "
-                 "un-fix only it: %.3f\n",
-                 metric, c.rem, what.c_str(), Duration(c.t_ori).c_str(),
-                 Duration(c.t_rem).c_str(), Duration(c.t_ideal).c_str(), c.add);
+  *out += Format(
+      "  %-4s %7.3f   fix only %s: step %s -> %s (ideal %s); "
+      "un-fix only it: %.3f\n",
+      metric, c.rem, what.c_str(), Duration(c.t_ori).c_str(),
+      Duration(c.t_rem).c_str(), Duration(c.t_ideal).c_str(), c.add);
 }
 
 }  // namespace
@@ -79,30 +79,35 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
                                   const SummaryOptions& options) {
   std::string out;
   out += Format("strag analyze: %s\n", options.source.c_str());
-  out += Format("  job: DP %d x PP %d x TP %d x CP %d (VPP %d), %zu traced "
-                "workers, %zu steps, %zu ops\n\n",
-                r.dp, r.pp, meta.tp, meta.cp, r.vpp, r.workers.size(),
-                r.steps.size(), r.num_ops);
+  out += Format(
+      "  job: DP %d x PP %d x TP %d x CP %d (VPP %d), %zu traced "
+      "workers, %zu steps, %zu ops\n\n",
+      r.dp, r.pp, meta.tp, meta.cp, r.vpp, r.workers.size(), r.steps.size(),
+      r.num_ops);
   const double t = PairwiseMean(r.step_t_replayed);
   const double obs = PairwiseMean(r.step_t_observed);
   const double ideal = r.step_t_ideal.empty() ? 0.0 : r.step_t_ideal[0];
-  out += Format("  slowdown S       %7.4f   mean step %s replayed (T) vs %s "
-                "without stragglers (T_ideal)\n",
-                r.slowdown, Duration(t).c_str(), Duration(ideal).c_str());
-  out += Format("  waste            %6.1f%%   of the job's GPU time is lost "
-                "to stragglers (1 - 1/S)\n",
-                100.0 * r.waste);
-  out += Format("  launch slowdown  %7.4f   observed %s vs T: untraced host "
-                "time (launch delays)\n\n",
-                r.launch_slowdown, Duration(obs).c_str());
+  out += Format(
+      "  slowdown S       %7.4f   mean step %s replayed (T) vs %s "
+      "without stragglers (T_ideal)\n",
+      r.slowdown, Duration(t).c_str(), Duration(ideal).c_str());
+  out += Format(
+      "  waste            %6.1f%%   of the job's GPU time is lost "
+      "to stragglers (1 - 1/S)\n",
+      100.0 * r.waste);
+  out += Format(
+      "  launch slowdown  %7.4f   observed %s vs T: untraced host "
+      "time (launch delays)\n\n",
+      r.launch_slowdown, Duration(obs).c_str());
   Ranking(&out, "by op type", "", r.by_optype, options.top);
   Ranking(&out, "by stage", "stage ", r.by_stage, options.top);
   Ranking(&out, "by DP rank", "dp ", r.by_dp_rank, options.top);
   out += "  worst workers (min of their DP rank's and stage's S)\n";
-  for (size_t k = 0; k < r.workers.size() && k < static_cast<size_t>(options.top);
-       ++k) {
+  for (size_t k = 0;
+       k < r.workers.size() && k < static_cast<size_t>(options.top); ++k) {
     const whatif::WorkerScore& w = r.workers[k];
-    const std::string label = Format("rank %d (dp %d, stage %d)", w.rank, w.dp, w.pp);
+    const std::string label =
+        Format("rank %d (dp %d, stage %d)", w.rank, w.dp, w.pp);
     out += Format("    %-30s %6.3f\n", label.c_str(), w.score);
   }
   out += "\n";
@@ -113,10 +118,11 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
   Explain(&out, "M_S", "the last stage", r.fix_last_stage);
   for (const Counterfactual& c : r.selected) {
     if (c.unfix) {
-      out += Format("  %-4s %7.3f   un-fix only %s: step %s (ideal %s); fix "
-                    "only it: %.3f\n",
-                    "add", c.add, c.selector.c_str(), Duration(c.t_add).c_str(),
-                    Duration(c.t_ideal).c_str(), c.rem);
+      out += Format(
+          "  %-4s %7.3f   un-fix only %s: step %s (ideal %s); fix "
+          "only it: %.3f\n",
+          "add", c.add, c.selector.c_str(), Duration(c.t_add).c_str(),
+          Duration(c.t_ideal).c_str(), c.rem);
     } else {
       Explain(&out, "rem", c.selector, c);
     }
