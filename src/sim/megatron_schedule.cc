@@ -14,7 +14,9 @@ std::vector<ScheduledOp> OneFOneBProgram(int32_t stage, int32_t pp, int32_t m,
   const int32_t steady = m - warmup;
   std::vector<ScheduledOp> ops;
   auto add = [&ops](OpType t, int32_t seq, int32_t mb) {
-    ops.push_back(ScheduledOp{t, seq, mb});
+    const bool chunked = trace::IsCompute(t) || t == OpType::kParamsAllGather ||
+                         t == OpType::kGradsReduceScatter;
+    ops.push_back(ScheduledOp{t, seq, mb, chunked ? 0 : -1});
   };
   if (with_dp) add(OpType::kParamsAllGather, 0, -1);
   for (int32_t i = 0; i < warmup; ++i) {
@@ -46,6 +48,13 @@ std::vector<ScheduledOp> OneFOneBProgram(int32_t stage, int32_t pp, int32_t m,
   add(OpType::kOptimizerClipMainGrad, 0, -1);
   add(OpType::kOptimizer, 0, -1);
   return ops;
+}
+
+// TODO(helper): the interleaved order; until then no program (the model
+// builder rejects the job with a clear error).
+std::vector<ScheduledOp> InterleavedProgram(int32_t, int32_t, int32_t, int32_t,
+                                            bool) {
+  return {};
 }
 
 }  // namespace strag::sim

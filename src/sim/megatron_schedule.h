@@ -17,6 +17,7 @@ struct ScheduledOp {
   trace::OpType type;
   int32_t seq_id;      // order among same-type ops of the stage
   int32_t microbatch;  // -1 for ops that are not per microbatch
+  int32_t chunk = 0;   // model chunk on the stage (`mc`); -1 if none
 };
 
 // Program order of `stage` (0-based) of `pp` stages with `microbatches`
@@ -24,6 +25,17 @@ struct ScheduledOp {
 // reduce-scatter (data parallelism > 1).
 std::vector<ScheduledOp> OneFOneBProgram(int32_t stage, int32_t pp,
                                          int32_t microbatches, bool with_dp);
+
+// Program order of `stage` under interleaved 1F1B with `vpp` model chunks
+// per stage (whatif-method.md §4.3; microbatch group size = pp). Every
+// forward is preceded by a forward recv and followed by a forward send, and
+// every backward by a backward recv / followed by a backward send, as the
+// profiler records them; those whose peer chunk does not exist (the first
+// chunk's recv on stage 0, ...) are the type-2 no-ops of the dependency
+// model. One params all-gather and one grads reduce-scatter per chunk.
+std::vector<ScheduledOp> InterleavedProgram(int32_t stage, int32_t pp,
+                                            int32_t microbatches, int32_t vpp,
+                                            bool with_dp);
 
 }  // namespace strag::sim
 

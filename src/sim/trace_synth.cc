@@ -11,26 +11,27 @@ namespace strag::sim {
 
 Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
                                         const LaunchDelayFn& launch_delay) {
-  if (job.dp < 1 || job.pp < 1 || job.microbatches < 1 || job.steps.empty()) {
-    return InvalidInput("a job needs dp, pp, microbatches >= 1 and a step");
+  if (job.dp < 1 || job.pp < 1 || job.vpp < 1 || job.microbatches < 1 ||
+      job.steps.empty()) {
+    return InvalidInput("a job needs dp, pp, vpp, microbatches >= 1 and a step");
   }
   // Reference instance: ordinal times in program order (only the order and
   // the no-op rules matter, and ordinal times trigger no no-op rule).
   std::vector<graph::RefOp> ref;
   std::vector<int32_t> microbatch_of;
   for (int32_t s = 0; s < job.pp; ++s) {
+    const bool with_dp = job.dp > 1;
     const auto program =
-        OneFOneBProgram(s, job.pp, job.microbatches, job.dp > 1);
+        job.vpp > 1
+            ? InterleavedProgram(s, job.pp, job.microbatches, job.vpp, with_dp)
+            : OneFOneBProgram(s, job.pp, job.microbatches, with_dp);
     for (size_t k = 0; k < program.size(); ++k) {
       const ScheduledOp& op = program[k];
-      const bool compute = trace::IsCompute(op.type);
       ref.push_back(graph::RefOp{
           .key = {op.type, op.seq_id, s},
-          .chunk = compute || op.type == trace::OpType::kParamsAllGather ||
-                           op.type == trace::OpType::kGradsReduceScatter
-                       ? 0
-                       : -1,
-          .global_chunk = compute ? s : -1,
+          .chunk = op.chunk,
+          .global_chunk =
+              trace::IsCompute(op.type) ? op.chunk * job.pp + s : -1,
           .start = static_cast<float>(k),
           .end = static_cast<float>(k) + 0.5f,
       });
@@ -39,7 +40,7 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
   }
   ASSIGN_OR_RETURN(graph::MegatronModel model,
                    graph::BuildMegatronModel(
-                       ref, {.pp = job.pp, .vpp = 1, .use_dp = job.dp > 1}));
+                       ref, {.pp = job.pp, .vpp = job.vpp, .use_dp = job.dp > 1}));
   // The builder orders nodes by (stage, type, seq); find each node's ref op.
   const size_t n = model.keys.size();
   std::vector<size_t> ref_of(n);
@@ -62,8 +63,10 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
   for (size_t v = 0; v < n; ++v) {
     const graph::OpKey& key = model.keys[v];
     for (size_t l = 0; l < lanes; ++l) {
-      const SynthOp op{lane_step(l), lane_dp(l), key.stage,
-                       key.type,     key.seq_id, microbatch_of[ref_of[v]]};
+      const SynthOp op{lane_step(l), lane_dp(l),
+                       key.stage,    key.type,
+                       key.seq_id,   microbatch_of[ref_of[v]],
+                       ref[ref_of[v]].chunk};
       costs[v * lanes + l] = cost(op);
       if (launch_delay) {
         delays[v * lanes + l] = static_cast<float>(launch_delay(op));

@@ -23,6 +23,7 @@ namespace strag::sim {
 struct SynthJob {
   int32_t dp = 1;
   int32_t pp = 1;
+  int32_t vpp = 1;  // > 1: interleaved 1F1B
   int32_t microbatches = 1;
   std::vector<int64_t> steps = {0};
   int64_t step_period_ns = 0;  // step k starts at k * period (0: each at 0)
@@ -36,6 +37,7 @@ struct SynthOp {
   trace::OpType type;
   int32_t seq_id;
   int32_t microbatch;  // -1 if not per microbatch
+  int32_t chunk;       // model chunk on the stage, -1 if none
 };
 
 // Cost in seconds: duration of a plain op, transfer time of a comm op.

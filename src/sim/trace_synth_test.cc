@@ -107,8 +107,10 @@ TEST(TraceSynthTest, LaunchDelaysAreRecovered) {
     for (size_t i = 0; i < prepared->num_instances(); ++i) {
       const size_t slot = prepared->Slot(v, i);
       const uint32_t row = prepared->row[slot];
-      const SynthOp op{table->step[row],    table->dp[row],     table->pp[row],
-                       table->op_type[row], table->seq_id[row], -1};
+      const SynthOp op{table->step[row],   table->dp[row],
+                       table->pp[row],     table->op_type[row],
+                       table->seq_id[row], -1,
+                       -1};
       max_error = std::max(max_error,
                            std::abs(prepared->launch_delay[slot] - delay(op)));
     }

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// JobSpec: what `strag simulate` simulates (docs/formats/sim-spec.md).
+//
+// A job is a Megatron-style hybrid-parallel training job (DP x PP x TP x CP,
+// optional virtual pipeline chunks), its per-op duration models, and the
+// stragglers injected into it. Times are milliseconds in the spec (as users
+// write them) and are converted to seconds only by the simulator.
+
+#ifndef STRAG_SRC_SIM_JOB_SPEC_H_
+#define STRAG_SRC_SIM_JOB_SPEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace strag::sim {
+
+// Random variation of one duration.
+struct NoiseSpec {
+  enum class Kind {
+    kNone,
+    kLognormal,    // d * exp(sigma * Z - sigma^2 / 2): mean d, `sigma`
+    kNormal,       // d + sd_ms * Z, clamped at 0
+    kExponential,  // Exp with mean d
+  };
+  Kind kind = Kind::kNone;
+  double sigma = 0.0;  // lognormal
+  double sd_ms = 0.0;  // normal
+};
+
+struct JobSection {
+  int32_t dp = 1, pp = 1, tp = 1, cp = 1, vpp = 1;
+  int32_t microbatches = 1;
+  int32_t steps = 1;
+  int32_t gpus_per_node = 8;
+  double gpu_hour_usd = 2.0;
+  uint64_t seed = 1;
+  // DP backup workers: each DP collective proceeds with the first `dp` of
+  // dp + backup_workers replicas (the job has dp + backup_workers replicas).
+  int32_t backup_workers = 0;
+};
+
+struct ModelSection {
+  int32_t layers = 0;                      // 0: one per stage
+  std::vector<int32_t> layers_per_stage;   // empty: even partition
+  double loss_layer_cost = 0.0;            // in layer units, on the last stage
+};
+
+struct ComputeSection {
+  double forward_ms = 10.0;   // per microbatch per stage, even partition,
+  double backward_ms = 20.0;  // at the reference sequence length
+  double optimizer_ms = 0.0;
+  NoiseSpec noise;
+};
+
+struct SequenceSection {
+  enum class Kind { kFixed, kLognormal, kFile };
+  Kind kind = Kind::kFixed;
+  int64_t length = 4096;     // fixed; also the reference length
+  double median = 2048;      // lognormal
+  double sigma = 1.0;        // lognormal
+  int64_t max = 32768;       // lognormal: clamp
+  std::string path;          // file: one length per line
+  std::vector<int64_t> lengths;  // file contents, loaded by the caller
+  int32_t per_microbatch = 1;    // sequences packed into a microbatch
+  // Cost of a microbatch = a * sum(s) + b * sum(s^2), normalised so that
+  // `per_microbatch` sequences of the reference length cost forward_ms.
+  double linear = 1.0;     // a
+  double quadratic = 0.0;  // b (per token, relative to a)
+};
+
+struct CommSection {
+  double p2p_ms = 0.0;
+  double dp_allgather_ms = 0.0;
+  double dp_reducescatter_ms = 0.0;
+  double layernorm_ms = 0.0;
+  double embedding_ms = 0.0;
+  double clip_ms = 0.0;
+  NoiseSpec noise;
+};
+
+struct StragglerSpec {
+  enum class Kind { kSlowWorker, kGcPause, kSlowLink, kDataloaderStall };
+  Kind kind = Kind::kSlowWorker;
+  int64_t rank = -1;        // global rank (slow_worker, dataloader_stall); -1
+  bool all_ranks = false;   // `ranks: all` (gc_pause, dataloader_stall)
+  std::vector<int64_t> ranks;  // explicit list (gc_pause, dataloader_stall)
+  int32_t node = -1;        // slow_link
+  double factor = 1.0;      // slow_worker (compute), slow_link (comm); >= 1
+  // When it acts: every step in [from, to] (inclusive, step indices from
+  // 0), and on each of those with `probability`.
+  std::optional<std::pair<int64_t, int64_t>> steps;
+  double probability = 1.0;
+  double rate_per_step = 0.0;  // gc_pause: pauses per rank and step
+  double pause_ms = 0.0;       // gc_pause
+  int32_t planned_every = 0;   // gc_pause: synchronised every N steps
+  double stall_ms = 0.0;       // dataloader_stall
+};
+
+struct JobSpec {
+  std::string name;  // preset name or file name
+  JobSection job;
+  ModelSection model;
+  ComputeSection compute;
+  SequenceSection sequences;
+  CommSection comm;
+  std::vector<StragglerSpec> stragglers;
+};
+
+// Parses and validates a spec. Errors are kInvalidInput naming the source,
+// the line and the key path with its value, e.g.
+// "job.yaml: line 4: stragglers[0].factor: 0.8 must be at least 1".
+// A `sequences: {dist: file}` spec keeps `path`; the caller loads `lengths`.
+Result<JobSpec> ParseJobSpec(std::string_view yaml, std::string_view source);
+
+// Checks cross-field rules (a rank outside the world, a node that does not
+// exist, layers_per_stage of the wrong length, ...).
+Status ValidateJobSpec(const JobSpec& spec);
+
+// Built-in presets (docs/formats/sim-spec.md lists them).
+std::vector<std::string> PresetNames();
+Result<JobSpec> PresetSpec(std::string_view name);
+
+}  // namespace strag::sim
+
+#endif  // STRAG_SRC_SIM_JOB_SPEC_H_
