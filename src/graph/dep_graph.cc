@@ -71,7 +71,7 @@ Status DepGraph::Finalize(const std::function<std::string(NodeId)>& describe,
       ++indegree[to];
     }
   }
-  // Kahn's algorithm, lowest unit first among the ready ones (deterministic).
+  // Kahn's algorithm with a stack of ready units: a deterministic order.
   std::vector<uint32_t> ready;
   for (uint32_t u = 0; u < num_units; ++u) {
     if (indegree[u] == 0 && (u >= n || group_of_[u] == kNoGroup)) {

@@ -11,6 +11,7 @@
 #ifndef STRAG_SRC_GRAPH_DEP_GRAPH_H_
 #define STRAG_SRC_GRAPH_DEP_GRAPH_H_
 
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -44,7 +45,11 @@ class DepGraph {
   size_t num_nodes() const { return group_of_.size(); }
 
   // Adds u -> v (v depends on u). Duplicate edges are ignored by Finalize.
-  void AddEdge(NodeId u, NodeId v) { deps_[v].push_back(u); }
+  // Only before Finalize.
+  void AddEdge(NodeId u, NodeId v) {
+    assert(v < deps_.size() && "AddEdge after Finalize");
+    deps_[v].push_back(u);
+  }
   // Adds a comm group; every member must belong to at most one group.
   Status AddGroup(std::vector<NodeId> members, bool dp_sync);
 

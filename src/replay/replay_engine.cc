@@ -83,6 +83,19 @@ class WindowReplay {
     }
   }
 
+  // The time a dp_sync group completes over one sync domain: the latest
+  // start, or with a quorum the quorum-th earliest.
+  double Rendezvous(const double* begin, const double* end) {
+    const auto size = static_cast<size_t>(end - begin);
+    if (in_.dp_quorum == 0 || in_.dp_quorum >= size) {
+      return *std::max_element(begin, end);
+    }
+    quorum_.assign(begin, end);
+    const auto k = quorum_.begin() + (in_.dp_quorum - 1);
+    std::nth_element(quorum_.begin(), k, quorum_.end());
+    return *k;
+  }
+
   void RunGroup(const graph::CommGroup& group) {
     double* gs = ws_->rendezvous.data();
     std::fill(gs, gs + w_.lanes, -kInf);
@@ -95,8 +108,7 @@ class WindowReplay {
       for (size_t k = w_.first_domain; k < w_.end_domain; ++k) {
         const size_t lo = in_.sync_offsets[k] - w_.lo;
         const size_t hi = in_.sync_offsets[k + 1] - w_.lo;
-        const double m = *std::max_element(gs + lo, gs + hi);
-        std::fill(gs + lo, gs + hi, m);
+        std::fill(gs + lo, gs + hi, Rendezvous(gs + lo, gs + hi));
       }
     }
     for (graph::NodeId m : group.members) End(m, gs);
@@ -105,6 +117,7 @@ class WindowReplay {
   const ReplayInput& in_;
   ReplayWorkspace* ws_;
   const Window& w_;
+  std::vector<double> quorum_;
 };
 
 // Step times of the window's domains, from its start / end rows.
@@ -113,7 +126,12 @@ void WindowStepTimes(const ReplayInput& in, const Window& w,
   const size_t n = in.graph->num_nodes();
   double* lane_min = ws->rendezvous.data();
   std::fill(lane_min, lane_min + w.lanes, kInf);
-  std::vector<double> lane_max(w.lanes, -kInf), lane_opt(w.lanes, -kInf);
+  ws->lane_max.Resize(std::max(ws->lane_max.size(), w.lanes));
+  ws->lane_opt.Resize(std::max(ws->lane_opt.size(), w.lanes));
+  double* lane_max = ws->lane_max.data();
+  double* lane_opt = ws->lane_opt.data();
+  std::fill(lane_max, lane_max + w.lanes, -kInf);
+  std::fill(lane_opt, lane_opt + w.lanes, -kInf);
   for (size_t v = 0; v < n; ++v) {
     const double* s = w.start + v * w.stride;
     const double* e = w.end + v * w.stride;

@@ -50,6 +50,10 @@ struct ReplayInput {
   // The ops whose latest end is the step time T_opt.
   std::span<const graph::NodeId> optimizer_nodes;
   double root_start = 0.0;  // start of a step: roots begin here (+ delay)
+  // Backup workers: a dp_sync group completes once this many lanes of the
+  // sync domain have started (0: all). Only meaningful when every lane is one
+  // DP replica (no folding); late lanes end with the group.
+  uint32_t dp_quorum = 0;
 };
 
 // Per sync domain (step): `span` = max end - min start over every op and
@@ -69,6 +73,7 @@ struct ReplayTimes {
 struct ReplayWorkspace {
   UninitBuffer<double> start, end;  // [node * window_lanes + lane]
   UninitBuffer<double> rendezvous;  // per lane of a window
+  UninitBuffer<double> lane_max, lane_opt;  // per lane of a window
   std::vector<const double*> rows;  // per node, offset to the window
 };
 

@@ -124,6 +124,27 @@ TEST(ReplayTest, WindowsDoNotChangeResults) {
   }
 }
 
+// With a quorum of 2 of 3 replicas, a dp_sync group completes at the second
+// earliest start: the slowest replica no longer sets the pace.
+TEST(ReplayTest, QuorumIgnoresTheLastArrivals) {
+  const DepGraph g = SmallGraph(true);
+  // Node 1 costs 2, 5 and 9 on the three lanes: node 3 starts at 3, 6, 10.
+  const std::vector<double> cost = {1, 1, 1, 2, 5, 9, 0.5, 0.5, 0.5,
+                                    0.25, 0.25, 0.25};
+  const auto rows = DenseRows(cost, 4, 3);
+  const std::vector<double> values(4, 0.0);
+  const std::vector<uint32_t> sync = {0, 3};
+  const std::vector<NodeId> optimizer = {3};
+  ReplayInput in{.graph = &g, .num_lanes = 3,
+                 .cost = {.rows = rows, .values = values},
+                 .launch_delay = {}, .sync_offsets = sync,
+                 .optimizer_nodes = optimizer};
+  ReplayWorkspace ws;
+  EXPECT_DOUBLE_EQ(replay::Replay(in, &ws).opt[0], 10.25);
+  in.dp_quorum = 2;
+  EXPECT_DOUBLE_EQ(replay::Replay(in, &ws).opt[0], 6.25);
+}
+
 // Two steps are two sync domains: a slow lane in step 1 does not delay step 0.
 TEST(ReplayTest, StepsAreIndependent) {
   const DepGraph g = SmallGraph(true);

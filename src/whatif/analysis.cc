@@ -121,10 +121,12 @@ Counterfactual Explain(const Selection& x, const Task& rem, const Task& add,
   return c;
 }
 
+// `t_ideal_opt` is the per-step ideal time (the same for every step),
+// `mean_ideal_opt` its mean over the steps as the published tool computes it.
 void AddGroup(const Task& task, std::string key, double t_ideal_opt,
-              Decomposition* d) {
+              double mean_ideal_opt, Decomposition* d) {
   d->keys.push_back(std::move(key));
-  d->slowdown.push_back(Mean(task.times.opt) / t_ideal_opt);
+  d->slowdown.push_back(Mean(task.times.opt) / mean_ideal_opt);
   std::vector<double> per_step(task.times.opt.size());
   for (size_t s = 0; s < per_step.size(); ++s) {
     per_step[s] = task.times.opt[s] / t_ideal_opt;
@@ -135,7 +137,7 @@ void AddGroup(const Task& task, std::string key, double t_ideal_opt,
 // Eq. 2 and Eq. 4: un-fix one op group / DP rank / stage in the ideal replay.
 void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
                std::span<const double> traced, std::span<const double> ideal,
-               double t_ideal_opt, WhatIfResult* r) {
+               double t_ideal_opt, double mean_ideal_opt, WhatIfResult* r) {
   std::vector<Task> tasks;
   std::vector<std::pair<Decomposition*, std::string>> keys;
   for (int g = 0; g < trace::kNumOpGroups; ++g) {
@@ -165,7 +167,8 @@ void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
   }
   RunTasks(&tasks, runners, traced, ideal);
   for (size_t k = 0; k < tasks.size(); ++k) {
-    AddGroup(tasks[k], std::move(keys[k].second), t_ideal_opt, keys[k].first);
+    AddGroup(tasks[k], std::move(keys[k].second), t_ideal_opt, mean_ideal_opt,
+             keys[k].first);
   }
 }
 
@@ -238,10 +241,19 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
     }
   }
   const double ideal_span = id.span[0], ideal_opt = id.opt[0];
+  if (!(ideal_opt > 0) || !std::isfinite(ideal_opt)) {
+    return InvalidInput("the ideal step time is " + std::to_string(ideal_opt) +
+                        " s: every op of the trace has zero duration");
+  }
   r.step_t_replayed = nd.span;
   r.step_t_ideal.assign(t.steps.size(), ideal_span);
+  // Means of the per-step ideal series (all equal), summed as the published
+  // tool sums them: not always bit-equal to the value itself.
+  const double mean_ideal_span = Mean(r.step_t_ideal);
+  const double mean_ideal_opt =
+      Mean(std::vector<double>(t.steps.size(), ideal_opt));
 
-  r.slowdown = Mean(nd.span) / ideal_opt;
+  r.slowdown = Mean(nd.span) / mean_ideal_opt;
   r.waste = 1.0 - 1.0 / r.slowdown;
   r.launch_slowdown =
       static_cast<double>(PairwiseMeanF32(t.step_t_base)) / Mean(nd.opt);
@@ -259,14 +271,11 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   }
 
   // Decompositions restore traced durations; counterfactuals use D_nd.
-  Decompose(t, &runners, t.cost, ideal_cost, ideal_opt, &r);
+  Decompose(t, &runners, t.cost, ideal_cost, ideal_opt, mean_ideal_opt, &r);
   ScoreWorkers(t, &r);
 
-  const size_t num_worst = std::max<size_t>(
-      1,
-      static_cast<size_t>(std::ceil(options.worst_worker_fraction *
-                                        static_cast<double>(t.workers.size()) -
-                                    1e-9)));
+  const size_t percent = static_cast<size_t>(std::max(1, options.worst_worker_percent));
+  const size_t num_worst = (percent * t.workers.size() + 99) / 100;  // ceil
   std::vector<Worker> worst;
   for (size_t k = 0; k < num_worst && k < r.workers.size(); ++k) {
     worst.push_back(
@@ -283,7 +292,8 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   const double t_ori = Mean(nd.span);
   for (size_t k = 0; k < selected.size(); ++k) {
     Counterfactual c =
-        Explain(selected[k], tasks[2 * k], tasks[2 * k + 1], t_ori, ideal_span);
+        Explain(selected[k], tasks[2 * k], tasks[2 * k + 1], t_ori,
+                mean_ideal_span);
     if (k == 0) {
       for (const Worker& w : worst) c.ranks.push_back(w.rank);
       r.fix_worst_workers = std::move(c);

@@ -31,7 +31,7 @@ enum class IdealPool {
 
 struct WhatIfOptions {
   IdealPool pool = IdealPool::kOpType;
-  double worst_worker_fraction = 0.03;  // M_W fixes the worst ceil(3%)
+  int32_t worst_worker_percent = 3;  // M_W fixes the worst ceil(3%) workers
   // Threads for the independent counterfactual replays (0: one per core).
   // Results do not depend on it.
   size_t threads = 0;

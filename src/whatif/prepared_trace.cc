@@ -28,14 +28,25 @@ std::string DescribeInstance(const PreparedTrace& p, size_t step_idx,
 
 Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
   if (t.size() == 0) return InvalidInput("the trace has no ops");
+  int64_t dp = 0, pp = 0;
   for (size_t r = 0; r < t.size(); ++r) {
     if (t.dp[r] < 0 || t.pp[r] < 0) {
       return InvalidInput("rank " + std::to_string(t.rank[r]) +
                           ": negative dp rank or stage");
     }
-    p->dp = std::max(p->dp, t.dp[r] + 1);
-    p->pp = std::max(p->pp, t.pp[r] + 1);
+    dp = std::max<int64_t>(dp, int64_t{t.dp[r]} + 1);
+    pp = std::max<int64_t>(pp, int64_t{t.pp[r]} + 1);
   }
+  // Every (dp rank, stage) needs ops, so a larger layout is bad input (and
+  // must not be allocated).
+  if (dp * pp > static_cast<int64_t>(t.size())) {
+    return InvalidInput("the trace has dp ranks up to " + std::to_string(dp - 1) +
+                        " and stages up to " + std::to_string(pp - 1) + " but only " +
+                        std::to_string(t.size()) + " ops: most (dp rank, stage) "
+                        "workers would have none");
+  }
+  p->dp = static_cast<int32_t>(dp);
+  p->pp = static_cast<int32_t>(pp);
   // Rows usually come grouped by step: collect each run's step once.
   for (size_t r = 0; r < t.size(); ++r) {
     if (p->steps.empty() || p->steps.back() != t.step[r]) {
@@ -92,12 +103,34 @@ Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
         .start = start,
         .end = start + t.DurS32(r),  // binary32 addition
     });
-    p->vpp = std::max(p->vpp, t.chunk[r] + 1);
+  }
+  for (const graph::RefOp& op : ref) {
+    // Ids index per-stage tables: bound them by the instance's size.
+    const auto limit = static_cast<int32_t>(std::min<size_t>(ref.size(), 1 << 30));
+    if (op.key.seq_id >= limit || op.chunk >= limit) {
+      return InvalidInput(
+          "step " + std::to_string(ref_step) + ", dp rank 0: " +
+          graph::DescribeOpKey(op.key) + " (chunk " + std::to_string(op.chunk) +
+          "): seq_id and mc must be below the number of ops of the instance (" +
+          std::to_string(ref.size()) + ")");
+    }
+    p->vpp = std::max(p->vpp, op.chunk + 1);
+  }
+  const bool use_dp = int64_t{p->dp} * std::max(meta.cp, 1) > 1;
+  for (const graph::RefOp& op : ref) {
+    if (!use_dp && (op.key.type == OpType::kParamsAllGather ||
+                    op.key.type == OpType::kGradsReduceScatter)) {
+      return InvalidInput(
+          "the trace has " + std::string(trace::OpTypeName(op.key.type)) +
+          " ops but one DP rank and cp (dsp_size) 1, so there is no DP group "
+          "to synchronise: give the context-parallel size with --cp or "
+          "dsp_size in the metadata");
+    }
   }
   const graph::MegatronOptions options{
       .pp = p->pp,
       .vpp = p->vpp,
-      .use_dp = int64_t{p->dp} * std::max(meta.cp, 1) > 1,
+      .use_dp = use_dp,
       .ovlp_dp = ovlp_dp,
   };
   auto model = graph::BuildMegatronModel(ref, options);
@@ -122,7 +155,23 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
                  BigVector<float>* end, std::vector<float>* step_min) {
   const size_t instances = p->num_instances();
   constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
-  p->row.assign(p->num_nodes() * instances, kEmpty);
+  if (t.size() >= kEmpty) {
+    return InvalidInput("the trace has " + std::to_string(t.size()) +
+                        " ops; at most 4294967294 are supported");
+  }
+  // Each instance holds every op of the reference instance exactly once; a
+  // mismatch is reported below with the instance, but a wildly larger layout
+  // must not be allocated first.
+  const size_t slots = p->num_nodes() * instances;
+  if (slots > 2 * t.size() + (size_t{1} << 20)) {
+    return InvalidInput(
+        "the trace has " + std::to_string(t.size()) + " ops but " +
+        std::to_string(p->steps.size()) + " steps x " + std::to_string(p->dp) +
+        " dp ranks x " + std::to_string(p->num_nodes()) +
+        " ops of the reference instance would need " + std::to_string(slots) +
+        ": most steps lack most ops");
+  }
+  p->row.assign(slots, kEmpty);
   p->start.resize(p->row.size());
   p->cost.resize(p->row.size());
   end->resize(p->row.size());
@@ -194,18 +243,24 @@ void Preprocess(const BigVector<float>& end, const std::vector<float>& step_min,
       p->launch_delay[slot] = Clamp(p->start[slot] - ready);
     }
   }
+  std::vector<float> group_start(dp);
   for (const graph::CommGroup& group : g.groups()) {
-    for (size_t i = 0; i < inst; ++i) {
-      const size_t lo = group.dp_sync ? i - i % dp : i;
-      const size_t hi = group.dp_sync ? lo + dp : i + 1;
-      float gs = -std::numeric_limits<float>::infinity();
-      for (NodeId m : group.members) {
-        for (size_t j = lo; j < hi; ++j)
-          gs = std::max(gs, p->start[p->Slot(m, j)]);
+    for (size_t i0 = 0; i0 < inst; i0 += dp) {  // one step at a time
+      // Latest start of the group's members per instance of the step.
+      for (size_t d = 0; d < dp; ++d) {
+        float gs = -std::numeric_limits<float>::infinity();
+        for (NodeId m : group.members) gs = std::max(gs, p->start[p->Slot(m, i0 + d)]);
+        group_start[d] = gs;
       }
-      for (NodeId m : group.members) {
-        const size_t slot = p->Slot(m, i);
-        p->cost[slot] = Clamp(end[slot] - gs);
+      if (group.dp_sync) {
+        const float all = *std::max_element(group_start.begin(), group_start.end());
+        std::fill(group_start.begin(), group_start.end(), all);
+      }
+      for (size_t d = 0; d < dp; ++d) {
+        for (NodeId m : group.members) {
+          const size_t slot = p->Slot(m, i0 + d);
+          p->cost[slot] = Clamp(end[slot] - group_start[d]);
+        }
       }
     }
   }

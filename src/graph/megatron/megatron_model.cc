@@ -129,7 +129,7 @@ Status Builder::MatchP2p(int32_t stage, OpType p2p, OpType compute,
         "; only the first and last stage may lack them)");
   }
   const int32_t k0 = (!is_send && cnt + 1 == n) ? 1 : 0;
-  const int32_t num_chunks = options_.vpp * options_.pp;
+  const int64_t num_chunks = int64_t{options_.vpp} * options_.pp;
   for (size_t j = 0; j < cnt; ++j) {
     const NodeId v = candidates[j];
     const int64_t c = Find(compute, k0 + static_cast<int32_t>(j), stage);
@@ -140,10 +140,10 @@ Status Builder::MatchP2p(int32_t stage, OpType p2p, OpType compute,
     }
     const auto cn = static_cast<NodeId>(c);
     const RefOp& cop = ops_[cn];
-    const int32_t gmc = cop.global_chunk >= 0
-                            ? cop.global_chunk
-                            : std::max(cop.chunk, 0) * options_.pp + stage;
-    const int32_t peer = gmc + delta;
+    const int64_t gmc = cop.global_chunk >= 0
+                            ? int64_t{cop.global_chunk}
+                            : int64_t{std::max(cop.chunk, 0)} * options_.pp + stage;
+    const int64_t peer = gmc + delta;
     if (peer < 0 || peer >= num_chunks) {
       model_.noop_nodes.push_back(v);  // type-2: keeps its compute edges
     } else {
@@ -153,8 +153,16 @@ Status Builder::MatchP2p(int32_t stage, OpType p2p, OpType compute,
       Edge(cn, v);  // E3a
     } else {
       Edge(v, cn);  // E3b
-      const int64_t prev = Find(compute, cop.key.seq_id - 1, stage);
-      if (cop.key.seq_id >= 1 && prev >= 0) Edge(static_cast<NodeId>(prev), v);
+      if (cop.key.seq_id >= 1) {
+        const int64_t prev = Find(compute, cop.key.seq_id - 1, stage);
+        if (prev < 0) {
+          return InvalidInput(Describe(v) + ": " +
+                              std::string(trace::OpTypeName(compute)) + " #" +
+                              std::to_string(cop.key.seq_id - 1) +
+                              " before its compute is missing");
+        }
+        Edge(static_cast<NodeId>(prev), v);
+      }
     }
   }
   return Status::Ok();
@@ -389,6 +397,15 @@ Result<MegatronModel> BuildMegatronModel(std::span<const RefOp> ref_ops,
                                          const MegatronOptions& options) {
   if (options.pp < 1 || options.vpp < 1) {
     return InvalidInput("pipeline size and vpp must be at least 1");
+  }
+  // Sequence ids index dense per-(stage, type) tables: an instance with n
+  // ops has no sequence id above n.
+  for (const RefOp& op : ref_ops) {
+    if (op.key.seq_id < 0 || static_cast<size_t>(op.key.seq_id) > ref_ops.size()) {
+      return InvalidInput(DescribeOpKey(op.key) + ": seq_id out of range (the "
+                          "instance has " + std::to_string(ref_ops.size()) +
+                          " ops)");
+    }
   }
   return Builder(ref_ops, options).Build();
 }

@@ -115,7 +115,11 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
       (r.fix_worst_workers.ranks.size() == 1 ? "rank " : "ranks ") +
       RankList(r.fix_worst_workers.ranks);
   Explain(&out, "M_W", worst, r.fix_worst_workers);
-  Explain(&out, "M_S", "the last stage", r.fix_last_stage);
+  if (r.pp > 1) {
+    Explain(&out, "M_S", "the last stage", r.fix_last_stage);
+  } else {
+    out += "  M_S      n/a   the job has no pipeline stages\n";
+  }
   for (const Counterfactual& c : r.selected) {
     if (c.unfix) {
       out += Format(
