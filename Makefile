@@ -22,9 +22,10 @@ build: configure
 build-all: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The built-in example (examples/demo, written by tools/make_example.cc).
+# The motivating example: a 4,096-GPU hybrid-parallel job with a 20%-slow
+# GPU, simulated, then analysed (docs/formats/sim-spec.md).
 demo: build
-	./$(BUILD_DIR)/strag analyze examples/demo/trace-demo.csv.gz
+	./$(BUILD_DIR)/strag simulate --preset article-hybrid-4096 --analyze
 
 test: build-all
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/analyze_command.h"
+#include "cli/simulate_command.h"
 
 namespace {
 
@@ -14,6 +15,8 @@ constexpr char kUsage[] =
     "commands:\n"
     "  analyze TRACE   what-if analysis of a job's ops trace (strag analyze "
     "--help)\n"
+    "  simulate SPEC   simulate a training job with injected stragglers "
+    "(strag simulate --help)\n"
     "  help            this text\n";
 
 int ExitCode(const strag::Status& status) {
@@ -47,6 +50,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     status = strag::cli::RunAnalyze(args);
+  } else if (command == "simulate") {
+    if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+      std::fputs(strag::cli::kSimulateUsage, stdout);
+      return 0;
+    }
+    status = strag::cli::RunSimulate(args);
   } else {
     std::fprintf(stderr, "strag: unknown command \"%s\"\n%s", command.c_str(),
                  kUsage);

@@ -10,6 +10,8 @@
 #define STRAG_SRC_SIM_JOB_SPEC_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,9 +47,9 @@ struct JobSection {
 };
 
 struct ModelSection {
-  int32_t layers = 0;                      // 0: one per stage
-  std::vector<int32_t> layers_per_stage;   // empty: even partition
-  double loss_layer_cost = 0.0;            // in layer units, on the last stage
+  int32_t layers = 0;                     // 0: one per stage
+  std::vector<int32_t> layers_per_stage;  // empty: even partition
+  double loss_layer_cost = 0.0;           // in layer units, on the last stage
 };
 
 struct ComputeSection {
@@ -60,11 +62,12 @@ struct ComputeSection {
 struct SequenceSection {
   enum class Kind { kFixed, kLognormal, kFile };
   Kind kind = Kind::kFixed;
-  int64_t length = 4096;     // fixed; also the reference length
-  double median = 2048;      // lognormal
-  double sigma = 1.0;        // lognormal
-  int64_t max = 32768;       // lognormal: clamp
-  std::string path;          // file: one length per line
+  int64_t length = 4096;         // fixed (the reference length)
+  double median = 2048;          // lognormal (the reference length)
+  double sigma = 1.0;            // lognormal
+  int64_t max = 32768;           // lognormal: clamp
+  std::string path;              // file: one length per line (reference:
+                                 // the median of `lengths`)
   std::vector<int64_t> lengths;  // file contents, loaded by the caller
   int32_t per_microbatch = 1;    // sequences packed into a microbatch
   // Cost of a microbatch = a * sum(s) + b * sum(s^2), normalised so that
@@ -86,11 +89,13 @@ struct CommSection {
 struct StragglerSpec {
   enum class Kind { kSlowWorker, kGcPause, kSlowLink, kDataloaderStall };
   Kind kind = Kind::kSlowWorker;
-  int64_t rank = -1;        // global rank (slow_worker, dataloader_stall); -1
-  bool all_ranks = false;   // `ranks: all` (gc_pause, dataloader_stall)
-  std::vector<int64_t> ranks;  // explicit list (gc_pause, dataloader_stall)
-  int32_t node = -1;        // slow_link
-  double factor = 1.0;      // slow_worker (compute), slow_link (comm); >= 1
+  // Global ranks. slow_worker: `rank`. gc_pause, dataloader_stall: one of
+  // `rank`, `ranks` (a list) or `all_ranks` (`ranks: all`); -1: none.
+  int64_t rank = -1;
+  bool all_ranks = false;
+  std::vector<int64_t> ranks;
+  int32_t node = -1;    // slow_link
+  double factor = 1.0;  // slow_worker (compute), slow_link (comm); >= 1
   // When it acts: every step in [from, to] (inclusive, step indices from
   // 0), and on each of those with `probability`.
   std::optional<std::pair<int64_t, int64_t>> steps;
@@ -101,6 +106,13 @@ struct StragglerSpec {
   double stall_ms = 0.0;       // dataloader_stall
 };
 
+// Where ParseJobSpec found a key: its 1-based line and, for a scalar, the
+// value as written.
+struct SpecLocation {
+  int32_t line = 0;
+  std::string text;
+};
+
 struct JobSpec {
   std::string name;  // preset name or file name
   JobSection job;
@@ -109,6 +121,10 @@ struct JobSpec {
   SequenceSection sequences;
   CommSection comm;
   std::vector<StragglerSpec> stragglers;
+  // Key path ("job.dp", "stragglers[1].ranks[0]") -> where it was written,
+  // so that ValidateJobSpec names lines and values as written. Filled by
+  // ParseJobSpec; empty for specs built in code.
+  std::map<std::string, SpecLocation, std::less<>> locations;
 };
 
 // Parses and validates a spec. Errors are kInvalidInput naming the source,
@@ -117,8 +133,11 @@ struct JobSpec {
 // A `sequences: {dist: file}` spec keeps `path`; the caller loads `lengths`.
 Result<JobSpec> ParseJobSpec(std::string_view yaml, std::string_view source);
 
-// Checks cross-field rules (a rank outside the world, a node that does not
-// exist, layers_per_stage of the wrong length, ...).
+// Checks ranges (sizes >= 1, times >= 0, probabilities in [0, 1], factors
+// >= 1) and cross-field rules (a rank outside the world, a node that does
+// not exist, layers_per_stage of the wrong length, ...). Errors are
+// kInvalidInput, "NAME: line N: PATH: VALUE what" (no line when the key has
+// no location; NAME is "job spec" when `name` is empty).
 Status ValidateJobSpec(const JobSpec& spec);
 
 // Built-in presets (docs/formats/sim-spec.md lists them).

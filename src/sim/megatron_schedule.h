@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-stage program order of a Megatron-LM training step under 1F1B
-// (whatif-method.md §4.2): DP params all-gather, warm-up forwards, steady
-// 1F1B pairs, cool-down backwards, then the post-compute chain.
+// and interleaved 1F1B (whatif-method.md §4.2-§4.3): DP params all-gather,
+// warm-up forwards, steady 1F1B pairs, cool-down backwards, then the
+// post-compute chain.
 
 #ifndef STRAG_SRC_SIM_MEGATRON_SCHEDULE_H_
 #define STRAG_SRC_SIM_MEGATRON_SCHEDULE_H_
@@ -25,6 +26,36 @@ struct ScheduledOp {
 // reduce-scatter (data parallelism > 1).
 std::vector<ScheduledOp> OneFOneBProgram(int32_t stage, int32_t pp,
                                          int32_t microbatches, bool with_dp);
+
+// One entry of Megatron's interleaved schedule table: virtual microbatch k
+// is the forward of (microbatch, chunk); its backward runs the same
+// microbatch on chunk vpp - 1 - chunk.
+struct VirtualMicrobatch {
+  int32_t microbatch;
+  int32_t chunk;
+};
+
+// Megatron's `get_schedule_table`: for each group of `group_size`
+// microbatches (the last one may be short), chunks 0..vpp-1 and within each
+// chunk the group's microbatches. Size microbatches * vpp.
+std::vector<VirtualMicrobatch> InterleavedScheduleTable(int32_t microbatches,
+                                                        int32_t vpp,
+                                                        int32_t group_size);
+
+struct ComputeStep {
+  bool forward;
+  int32_t microbatch;
+  int32_t chunk;  // model chunk on the stage
+};
+
+// The compute order of `stage` under interleaved 1F1B: warm-up
+// w = min(2 (pp - stage - 1) + (vpp - 1) group_size, microbatches * vpp)
+// forwards, then 1F1B pairs F(w + k), B(k), then the w remaining backwards.
+// `group_size` is Megatron's microbatch_group_size_per_vp_stage (default pp).
+std::vector<ComputeStep> InterleavedComputeOrder(int32_t stage, int32_t pp,
+                                                 int32_t microbatches,
+                                                 int32_t vpp,
+                                                 int32_t group_size);
 
 // Program order of `stage` under interleaved 1F1B with `vpp` model chunks
 // per stage (whatif-method.md §4.3; microbatch group size = pp). Every

@@ -5,7 +5,7 @@
 
 #include "graph/megatron/megatron_model.h"
 #include "replay/replay_engine.h"
-#include "sim/megatron_schedule.h"
+#include "sim/schedule_model.h"
 
 namespace strag::sim {
 
@@ -15,38 +15,11 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
       job.steps.empty()) {
     return InvalidInput("a job needs dp, pp, vpp, microbatches >= 1 and a step");
   }
-  // Reference instance: ordinal times in program order (only the order and
-  // the no-op rules matter, and ordinal times trigger no no-op rule).
-  std::vector<graph::RefOp> ref;
-  std::vector<int32_t> microbatch_of;
-  for (int32_t s = 0; s < job.pp; ++s) {
-    const bool with_dp = job.dp > 1;
-    const auto program =
-        job.vpp > 1
-            ? InterleavedProgram(s, job.pp, job.microbatches, job.vpp, with_dp)
-            : OneFOneBProgram(s, job.pp, job.microbatches, with_dp);
-    for (size_t k = 0; k < program.size(); ++k) {
-      const ScheduledOp& op = program[k];
-      ref.push_back(graph::RefOp{
-          .key = {op.type, op.seq_id, s},
-          .chunk = op.chunk,
-          .global_chunk =
-              trace::IsCompute(op.type) ? op.chunk * job.pp + s : -1,
-          .start = static_cast<float>(k),
-          .end = static_cast<float>(k) + 0.5f,
-      });
-      microbatch_of.push_back(op.microbatch);
-    }
-  }
-  ASSIGN_OR_RETURN(graph::MegatronModel model,
-                   graph::BuildMegatronModel(
-                       ref, {.pp = job.pp, .vpp = job.vpp, .use_dp = job.dp > 1}));
-  // The builder orders nodes by (stage, type, seq); find each node's ref op.
+  ASSIGN_OR_RETURN(ScheduleModel schedule,
+                   BuildScheduleModel(job.pp, job.vpp, job.microbatches,
+                                      job.dp > 1));
+  const graph::MegatronModel& model = schedule.model;
   const size_t n = model.keys.size();
-  std::vector<size_t> ref_of(n);
-  for (size_t r = 0; r < ref.size(); ++r) {
-    ref_of[static_cast<size_t>(model.index.Find(ref[r].key))] = r;
-  }
   const size_t lanes = job.steps.size() * static_cast<size_t>(job.dp);
   std::vector<double> costs(n * lanes);
   std::vector<float> delays(launch_delay ? n * lanes : 0);
@@ -65,8 +38,8 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
     for (size_t l = 0; l < lanes; ++l) {
       const SynthOp op{lane_step(l), lane_dp(l),
                        key.stage,    key.type,
-                       key.seq_id,   microbatch_of[ref_of[v]],
-                       ref[ref_of[v]].chunk};
+                       key.seq_id,   schedule.microbatch[v],
+                       schedule.chunk[v]};
       costs[v * lanes + l] = cost(op);
       if (launch_delay) {
         delays[v * lanes + l] = static_cast<float>(launch_delay(op));
@@ -97,7 +70,6 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
         for (size_t v = 0; v < n; ++v) {
           const graph::OpKey& key = model.keys[v];
           if (key.stage != s) continue;
-          const graph::RefOp& r = ref[ref_of[v]];
           const double start = times.start[v * lanes + l];
           const double end = times.end[v * lanes + l];
           table.rank.push_back(s * job.dp + d);
@@ -106,9 +78,10 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
           table.step.push_back(job.steps[k]);
           table.op_type.push_back(key.type);
           table.seq_id.push_back(key.seq_id);
-          table.chunk.push_back(r.chunk);
-          table.microbatch.push_back(microbatch_of[ref_of[v]]);
-          table.global_chunk.push_back(r.global_chunk);
+          table.chunk.push_back(schedule.chunk[v]);
+          table.microbatch.push_back(schedule.microbatch[v]);
+          table.global_chunk.push_back(
+              trace::IsCompute(key.type) ? schedule.chunk[v] * job.pp + s : -1);
           table.start_ns.push_back(origin + to_ns(start));
           table.dur_ns.push_back(to_ns(end) - to_ns(start));
         }

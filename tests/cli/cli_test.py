@@ -185,5 +185,88 @@ class CliTest(unittest.TestCase):
         self.assertEqual(run("analyze", "--help").returncode, 0)
 
 
+class SimulateTest(unittest.TestCase):
+    SPEC = """
+job: {dp: 4, pp: 4, tp: 2, microbatches: 8, steps: 6, seed: 7}
+compute: {forward_ms: 10, backward_ms: 20, noise: {dist: lognormal, sigma: 0.02}}
+comm: {p2p_ms: 0.2, dp_allgather_ms: 2, dp_reducescatter_ms: 3}
+stragglers:
+  - {kind: slow_worker, rank: 19, factor: 1.5}
+"""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.spec = os.path.join(self.tmp.name, "job.yaml")
+        with open(self.spec, "w") as f:
+            f.write(self.SPEC)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    # The written trace, meta and truth are read back by strag analyze, which
+    # names the injected worker (rank 19 = dp 1, stage 2, tp 1: worker 18).
+    def test_outputs_round_trip_through_analyze(self):
+        out = os.path.join(self.tmp.name, "out")
+        result = run("simulate", self.spec, "--out", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for name in ("ops.csv.gz", "meta.yaml", "truth.json"):
+            self.assertTrue(os.path.exists(os.path.join(out, name)), name)
+        with open(os.path.join(out, "truth.json")) as f:
+            truth = json.load(f)
+        self.assertEqual(truth["schema"], "strag.truth/1")
+        s = truth["stragglers"][0]
+        self.assertEqual((s["rank"], s["dp"], s["pp"], s["tp"], s["worker_rank"]),
+                         (19, 1, 2, 1, 18))
+        self.assertGreater(s["slowdown"], 1.05)
+        analysis = os.path.join(self.tmp.name, "a.json")
+        result = run("analyze", os.path.join(out, "ops.csv.gz"), "--json", analysis)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(analysis) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["worker_slowdown"][0]["rank"], 18)
+        self.assertGreater(doc["fix_worst_workers"]["rem"], 0.5)
+        self.assertLess(doc["replay_self_test_max_error"], 1e-6)
+        self.assertEqual(doc["job"]["tp"], 2)
+
+    # Same spec and seed: byte-identical files; another seed: other noise.
+    def test_deterministic(self):
+        a, b, c = (os.path.join(self.tmp.name, n) for n in "abc")
+        for out, seed in ((a, "7"), (b, "7"), (c, "8")):
+            self.assertEqual(run("simulate", self.spec, "--out", out, "--seed", seed)
+                             .returncode, 0)
+        def read(d):
+            with gzip.open(os.path.join(d, "ops.csv.gz"), "rb") as f:
+                return f.read()
+        self.assertEqual(read(a), read(b))
+        self.assertNotEqual(read(a), read(c))
+
+    # A bad spec: one error naming the file, the line, the key and the value.
+    def test_bad_spec(self):
+        bad = os.path.join(self.tmp.name, "bad.yaml")
+        with open(bad, "w") as f:
+            f.write(self.SPEC.replace("factor: 1.5", "factor: 0.8"))
+        result = run("simulate", bad, "--analyze")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("bad.yaml", result.stderr)
+        self.assertIn("stragglers[0].factor", result.stderr)
+        self.assertIn("0.8", result.stderr)
+        with open(bad, "w") as f:
+            f.write(self.SPEC.replace("rank: 19", "rank: 64"))
+        result = run("simulate", bad, "--analyze")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("64", result.stderr)
+        self.assertEqual(run("simulate", "--preset", "nope", "--analyze").returncode, 2)
+
+    # --steps-window writes only the chosen steps.
+    def test_steps_window(self):
+        out = os.path.join(self.tmp.name, "w")
+        self.assertEqual(run("simulate", self.spec, "--out", out,
+                             "--steps-window", "2:3").returncode, 0)
+        with gzip.open(os.path.join(out, "ops.csv.gz"), "rt") as f:
+            lines = f.read().splitlines()
+        step = lines[0].split(",").index("step")
+        self.assertEqual({l.split(",")[step] for l in lines[1:]}, {"2", "3"})
+
+
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/simulate_command.h"
+
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "base/f32.h"
+#include "cli/flags.h"
+#include "ingest/common/file.h"
+#include "ingest/common/gzip.h"
+#include "ingest/ops_csv/ops_csv_writer.h"
+#include "report/render/analysis_json.h"
+#include "report/render/terminal_summary.h"
+#include "report/render/truth_json.h"
+#include "sim/job_spec.h"
+#include "sim/simulator.h"
+#include "whatif/analysis.h"
+#include "whatif/prepared_trace.h"
+
+namespace strag::cli {
+
+const char kSimulateUsage[] =
+    "usage: strag simulate SPEC.yaml | --preset NAME [options]\n"
+    "  SPEC.yaml             job spec, see docs/formats/sim-spec.md\n"
+    "  --preset NAME         a built-in spec (--list-presets shows them)\n"
+    "  --out DIR             write DIR/ops.csv.gz, DIR/meta.yaml, DIR/truth.json\n"
+    "  --analyze             analyse the simulated trace and print the report\n"
+    "  --json FILE           with --analyze: write the analysis JSON\n"
+    "  --steps-window A:B    write / analyse only steps A..B (inclusive)\n"
+    "  --seed N              override job.seed\n"
+    "  --no-truth            skip the ground-truth replays\n"
+    "  --threads N           threads for the analysis replays\n";
+
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<sim::JobSpec> LoadSpec(const Flags& flags) {
+  if (auto preset = flags.Get("preset")) return sim::PresetSpec(*preset);
+  if (flags.positional().size() != 1) {
+    return InvalidInput("simulate needs one SPEC file or --preset NAME\n" +
+                        std::string(kSimulateUsage));
+  }
+  const std::string path = flags.positional()[0];
+  ASSIGN_OR_RETURN(std::string text, ingest::ReadFile(path));
+  ASSIGN_OR_RETURN(sim::JobSpec spec, sim::ParseJobSpec(text, path));
+  spec.name = fs::path(path).stem().string();
+  if (spec.sequences.kind == sim::SequenceSection::Kind::kFile) {
+    const fs::path lengths = fs::path(path).parent_path() / spec.sequences.path;
+    ASSIGN_OR_RETURN(std::string body, ingest::ReadFile(lengths.string()));
+    size_t line = 0, pos = 0;
+    while (pos < body.size()) {
+      size_t end = body.find('\n', pos);
+      if (end == std::string::npos) end = body.size();
+      std::string_view field(body.data() + pos, end - pos);
+      ++line;
+      pos = end + 1;
+      if (field.empty()) continue;
+      int64_t value = 0;
+      const auto [ptr, ec] =
+          std::from_chars(field.data(), field.data() + field.size(), value);
+      if (ec != std::errc() || ptr != field.data() + field.size() || value < 1) {
+        return InvalidInput(lengths.string() + ": line " + std::to_string(line) +
+                            ": \"" + std::string(field) +
+                            "\" is not a positive sequence length");
+      }
+      spec.sequences.lengths.push_back(value);
+    }
+  }
+  return spec;
+}
+
+Result<std::pair<int64_t, int64_t>> ParseWindow(const std::string& text) {
+  const size_t colon = text.find(':');
+  int64_t a = 0, b = 0;
+  auto parse = [](std::string_view s, int64_t* out) {
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return ec == std::errc() && ptr == s.data() + s.size();
+  };
+  if (colon == std::string::npos ||
+      !parse(std::string_view(text).substr(0, colon), &a) ||
+      !parse(std::string_view(text).substr(colon + 1), &b) || a < 0 || b < a) {
+    return InvalidInput("flag --steps-window: expected A:B with 0 <= A <= B, "
+                        "got \"" + text + "\"");
+  }
+  return std::pair{a, b};
+}
+
+Status Write(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+  out.close();
+  if (!out) return NotFound("cannot write " + path.string());
+  return Status::Ok();
+}
+
+Status WriteOutputs(const sim::SimulatedJob& job, const trace::OpsTable& table,
+                    const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return NotFound("cannot create " + dir + ": " + ec.message());
+  ASSIGN_OR_RETURN(std::string gz, ingest::GzipCompress(ingest::WriteOpsCsv(table)));
+  RETURN_IF_ERROR(Write(fs::path(dir) / "ops.csv.gz", gz));
+  RETURN_IF_ERROR(Write(fs::path(dir) / "meta.yaml",
+                        report::RenderMetaYaml(sim::MetaOf(job))));
+  return Write(fs::path(dir) / "truth.json", report::RenderTruthJson(job));
+}
+
+void PrintSimulation(const sim::SimulatedJob& job, size_t ops) {
+  const sim::JobSection& j = job.spec.job;
+  std::printf("strag simulate: %s\n", job.spec.name.c_str());
+  std::printf("  job: DP %d%s x PP %d x TP %d x CP %d (VPP %d) = %lld GPUs, "
+              "%d microbatches, %d steps, %zu ops\n",
+              j.dp, j.backup_workers ? (" + " + std::to_string(j.backup_workers) + " backup").c_str() : "",
+              j.pp, j.tp, j.cp, j.vpp,
+              static_cast<long long>(int64_t{job.dp_replicas} * j.pp * j.tp * j.cp),
+              j.microbatches, j.steps, ops);
+  std::printf("  mean step time %.2f ms\n", 1e3 * PairwiseMean(job.step_times.opt));
+  for (const sim::TruthRecord& t : job.truth) {
+    std::printf("  injected %-16s", t.kind.c_str());
+    if (t.rank >= 0) {
+      std::printf(" rank %lld (dp %d, stage %d, tp %d, node %d)",
+                  static_cast<long long>(t.rank), t.dp, t.pp, t.tp, t.node);
+    } else if (t.node >= 0) {
+      std::printf(" node %d", t.node);
+    }
+    std::printf(": %zu of %zu steps, true slowdown %.4f (%+.2f ms per step; "
+                "%+.2f ms without host delays)\n",
+                t.steps.size(), job.steps.size(), t.slowdown, t.excess_step_ms,
+                t.blocking_excess_step_ms);
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+
+Status RunSimulate(const std::vector<std::string>& args) {
+  const FlagSpec spec{
+      .with_value = {"preset", "out", "json", "steps-window", "seed", "threads"},
+      .booleans = {"analyze", "no-truth", "list-presets"},
+  };
+  ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
+  if (flags.Has("list-presets")) {
+    for (const std::string& name : sim::PresetNames()) {
+      std::printf("%s\n", name.c_str());
+    }
+    return Status::Ok();
+  }
+  ASSIGN_OR_RETURN(sim::JobSpec job_spec, LoadSpec(flags));
+  ASSIGN_OR_RETURN(std::optional<int64_t> seed, flags.GetInt("seed"));
+  if (seed) job_spec.job.seed = static_cast<uint64_t>(*seed);
+  std::pair<int64_t, int64_t> window{0, job_spec.job.steps - 1};
+  if (auto text = flags.Get("steps-window")) {
+    ASSIGN_OR_RETURN(window, ParseWindow(*text));
+  }
+  if (!flags.Has("out") && !flags.Has("analyze")) {
+    return InvalidInput("simulate needs --out DIR and/or --analyze");
+  }
+  ASSIGN_OR_RETURN(sim::SimulatedJob job,
+                   sim::Simulate(job_spec, {.truth = !flags.Has("no-truth")}));
+  trace::OpsTable table = sim::ToOpsTable(job, window.first, window.second);
+  PrintSimulation(job, table.size());
+  if (auto out = flags.Get("out")) RETURN_IF_ERROR(WriteOutputs(job, table, *out));
+  if (!flags.Has("analyze")) return Status::Ok();
+  const trace::JobMeta meta = sim::MetaOf(job);
+  ASSIGN_OR_RETURN(whatif::PreparedTrace prepared, whatif::PrepareTrace(table, meta));
+  table = trace::OpsTable();
+  whatif::WhatIfOptions options;
+  ASSIGN_OR_RETURN(std::optional<int64_t> threads, flags.GetInt("threads"));
+  options.threads = static_cast<size_t>(std::max<int64_t>(0, threads.value_or(0)));
+  ASSIGN_OR_RETURN(whatif::WhatIfResult result, whatif::Analyze(prepared, options));
+  if (auto json = flags.Get("json")) {
+    RETURN_IF_ERROR(Write(*json, report::RenderAnalysisJson(result, meta)));
+  }
+  std::fputs(report::RenderTerminalSummary(
+                 result, meta, {.source = "simulated " + job.spec.name, .top = 5})
+                 .c_str(),
+             stdout);
+  return Status::Ok();
+}
+
+}  // namespace strag::cli
