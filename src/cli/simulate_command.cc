@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/simulate_command.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -28,7 +29,8 @@ const char kSimulateUsage[] =
     "  --out DIR             write DIR/ops.csv.gz, DIR/meta.yaml, DIR/truth.json\n"
     "  --analyze             analyse the simulated trace and print the report\n"
     "  --json FILE           with --analyze: write the analysis JSON\n"
-    "  --steps-window A:B    write / analyse only steps A..B (inclusive)\n"
+    "  --steps-window A:B    write only steps A..B (inclusive); with --out,\n"
+    "                        --analyze analyses what was written\n"
     "  --seed N              override job.seed\n"
     "  --no-truth            skip the ground-truth replays\n"
     "  --threads N           threads for the analysis replays\n";
@@ -134,6 +136,38 @@ void PrintSimulation(const sim::SimulatedJob& job, size_t ops) {
   std::printf("\n");
 }
 
+// The simulated job as the analysis sees a trace, without an ops table (which
+// would cost ~100 bytes per op): the replayed starts, the simulated costs
+// (durations and transfer times, exact) and launch delays.
+whatif::PreparedTrace PrepareSimulated(sim::SimulatedJob* job) {
+  whatif::PreparedTrace p;
+  const sim::JobSection& j = job->spec.job;
+  p.model = std::move(job->schedule.model);
+  p.dp = job->dp_replicas;
+  p.pp = j.pp;
+  p.vpp = j.vpp;
+  p.steps = job->steps;
+  p.worker_rank.resize(static_cast<size_t>(p.dp) * static_cast<size_t>(p.pp));
+  for (int32_t d = 0; d < p.dp; ++d) {
+    for (int32_t s = 0; s < p.pp; ++s) {
+      const auto rank = static_cast<int32_t>(job->WorkerRank(d, s));
+      p.worker_rank[static_cast<size_t>(d * p.pp + s)] = rank;
+      p.workers.push_back(whatif::Worker{rank, d, s});
+    }
+  }
+  std::sort(p.workers.begin(), p.workers.end(),
+            [](const whatif::Worker& a, const whatif::Worker& b) {
+              return a.rank < b.rank;
+            });
+  p.start = std::move(job->start32);
+  p.launch_delay = std::move(job->launch_delay);
+  p.cost = std::move(job->cost);
+  for (double span : job->step_times.span) {
+    p.step_t_base.push_back(static_cast<float>(span));
+  }
+  return p;
+}
+
 }  // namespace
 
 Status RunSimulate(const std::vector<std::string>& args) {
@@ -158,15 +192,23 @@ Status RunSimulate(const std::vector<std::string>& args) {
   if (!flags.Has("out") && !flags.Has("analyze")) {
     return InvalidInput("simulate needs --out DIR and/or --analyze");
   }
+  const bool write = flags.Has("out");
   ASSIGN_OR_RETURN(sim::SimulatedJob job,
-                   sim::Simulate(job_spec, {.truth = !flags.Has("no-truth")}));
-  trace::OpsTable table = sim::ToOpsTable(job, window.first, window.second);
-  PrintSimulation(job, table.size());
-  if (auto out = flags.Get("out")) RETURN_IF_ERROR(WriteOutputs(job, table, *out));
+                   sim::Simulate(job_spec, {.truth = !flags.Has("no-truth"),
+                                            .keep_times = write}));
+  trace::OpsTable table;
+  if (write) table = sim::ToOpsTable(job, window.first, window.second);
+  PrintSimulation(job, write ? table.size() : job.num_nodes() * job.num_lanes());
+  if (write) RETURN_IF_ERROR(WriteOutputs(job, table, *flags.Get("out")));
   if (!flags.Has("analyze")) return Status::Ok();
   const trace::JobMeta meta = sim::MetaOf(job);
-  ASSIGN_OR_RETURN(whatif::PreparedTrace prepared, whatif::PrepareTrace(table, meta));
-  table = trace::OpsTable();
+  whatif::PreparedTrace prepared;
+  if (write) {  // analyse exactly what was written
+    ASSIGN_OR_RETURN(prepared, whatif::PrepareTrace(table, meta));
+    table = trace::OpsTable();
+  } else {
+    prepared = PrepareSimulated(&job);
+  }
   whatif::WhatIfOptions options;
   ASSIGN_OR_RETURN(std::optional<int64_t> threads, flags.GetInt("threads"));
   options.threads = static_cast<size_t>(std::max<int64_t>(0, threads.value_or(0)));

@@ -161,7 +161,7 @@ void WindowStepTimes(const ReplayInput& in, const Window& w,
 }  // namespace
 
 StepTimes Replay(const ReplayInput& in, ReplayWorkspace* ws,
-                 ReplayTimes* keep) {
+                 ReplayTimes* keep, const WindowVisitor& visit) {
   const size_t n = in.graph->num_nodes();
   assert(in.cost.rows.size() == n && in.cost.values.size() == n);
   assert(in.launch_delay.empty() || in.launch_delay.size() == n * in.num_lanes);
@@ -198,6 +198,7 @@ StepTimes Replay(const ReplayInput& in, ReplayWorkspace* ws,
     }
     WindowReplay(in, ws, w).Run();
     WindowStepTimes(in, w, ws, &out);
+    if (visit) visit(WindowTimes{w.lo, w.lanes, w.stride, w.start, w.end});
     k = w.end_domain;
   }
   return out;

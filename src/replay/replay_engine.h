@@ -22,6 +22,7 @@
 #define STRAG_SRC_REPLAY_REPLAY_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -77,9 +78,20 @@ struct ReplayWorkspace {
   std::vector<const double*> rows;  // per node, offset to the window
 };
 
-// Replays `input`; fills `keep` with every start and end when not null.
+// The times of one window of lanes, for callers that reduce them on the fly
+// instead of keeping them: (node v, lane lo + l) is at start[v * stride + l].
+struct WindowTimes {
+  size_t lo = 0, lanes = 0, stride = 0;
+  const double* start = nullptr;
+  const double* end = nullptr;
+};
+using WindowVisitor = std::function<void(const WindowTimes&)>;
+
+// Replays `input`; fills `keep` with every start and end when not null, and
+// calls `visit` (when set) with every window's times once it is replayed.
 StepTimes Replay(const ReplayInput& input, ReplayWorkspace* workspace,
-                 ReplayTimes* keep = nullptr);
+                 ReplayTimes* keep = nullptr,
+                 const WindowVisitor& visit = nullptr);
 
 // Convenience for dense costs laid out [node * num_lanes + lane].
 std::vector<const double*> DenseRows(std::span<const double> cost,

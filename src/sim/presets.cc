@@ -78,12 +78,12 @@ constexpr std::string_view kLlama16k = R"(
 job: {dp: 128, pp: 16, tp: 8, microbatches: 32, steps: 20}
 model: {layers: 128, loss_layer_cost: 3}
 compute: {forward_ms: 12, backward_ms: 24, noise: {dist: lognormal, sigma: 0.02}}
-sequences: {dist: lognormal, median: 8192, sigma: 1.0, max: 131072,
-            per_microbatch: 1, quadratic: 0.0001}
+sequences: {dist: lognormal, median: 8192, sigma: 0.3, max: 32768,
+            per_microbatch: 1, quadratic: 0.00005}
 comm: {p2p_ms: 0.5, dp_allgather_ms: 20, dp_reducescatter_ms: 30,
        noise: {dist: lognormal, sigma: 0.05}}
 stragglers:
-  - {kind: gc_pause, ranks: all, rate_per_step: 0.01, pause_ms: 400}
+  - {kind: gc_pause, ranks: all, rate_per_step: 0.001, pause_ms: 400}
   - {kind: slow_link, node: 300, factor: 2.0}
 )";
 

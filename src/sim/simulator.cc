@@ -359,7 +359,8 @@ void DrawSequences(SimulatedJob* job, double reference) {
 }
 
 replay::StepTimes Run(const SimulatedJob& job, const BigVector<double>& cost,
-                      const BigVector<float>& delay, replay::ReplayTimes* keep) {
+                      const BigVector<float>& delay, replay::ReplayTimes* keep,
+                      const replay::WindowVisitor& visit = nullptr) {
   const size_t n = job.num_nodes(), lanes = job.num_lanes();
   const auto rows = replay::DenseRows(cost, n, lanes);
   const std::vector<double> unused(n, 0.0);
@@ -379,7 +380,7 @@ replay::StepTimes Run(const SimulatedJob& job, const BigVector<double>& cost,
                        : 0u,
   };
   replay::ReplayWorkspace workspace;
-  return replay::Replay(input, &workspace, keep);
+  return replay::Replay(input, &workspace, keep, visit);
 }
 
 void DescribeTruth(const SimulatedJob& job, size_t i, TruthRecord* t) {
@@ -421,7 +422,21 @@ Result<SimulatedJob> Simulate(const JobSpec& spec, const SimulateOptions& option
   DrawSequences(&job, filler.ReferenceLength());
   std::vector<std::vector<int64_t>> affected;
   filler.Fill(-1, &job.cost, &job.launch_delay, &affected);
-  job.step_times = Run(job, job.cost, job.launch_delay, &job.times);
+  if (options.keep_times) {
+    job.step_times = Run(job, job.cost, job.launch_delay, &job.times);
+  } else {
+    const size_t n = job.num_nodes(), lanes = job.num_lanes();
+    job.start32.resize(n * lanes);
+    job.step_times = Run(job, job.cost, job.launch_delay, nullptr,
+                         [&](const replay::WindowTimes& w) {
+                           for (size_t v = 0; v < n; ++v) {
+                             for (size_t l = 0; l < w.lanes; ++l) {
+                               job.start32[v * lanes + w.lo + l] =
+                                   static_cast<float>(w.start[v * w.stride + l]);
+                             }
+                           }
+                         });
+  }
   const BigVector<float> no_delay;
   const double with = PairwiseMean(job.step_times.opt);
   const double with_blocking =

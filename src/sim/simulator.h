@@ -58,7 +58,9 @@ struct SimulatedJob {
   // transfer time, s) and host launch delay (s).
   BigVector<double> cost;
   BigVector<float> launch_delay;
-  replay::ReplayTimes times;     // replayed start / end, s (step-relative)
+  replay::ReplayTimes times;     // replayed start / end, s (step-relative);
+                                 // only with SimulateOptions::keep_times
+  BigVector<float> start32;      // replayed start (binary32), without them
   replay::StepTimes step_times;  // per step: span and T_opt
   std::vector<TruthRecord> truth;
   // Sequence lengths of each (step, dp replica, microbatch), flattened.
@@ -73,12 +75,17 @@ struct SimulatedJob {
 
 struct SimulateOptions {
   bool truth = true;  // replay once per injection without it
+  // Keep every start and end in f64 (16 bytes per op, needed by ToOpsTable);
+  // otherwise only the binary32 starts are kept (4 bytes per op), enough to
+  // analyse the job in process.
+  bool keep_times = true;
 };
 
 Result<SimulatedJob> Simulate(const JobSpec& spec,
                               const SimulateOptions& options = {});
 
-// The simulated trace as an ops table (steps [first, last] only), with
+// The simulated trace as an ops table (steps [first, last] only; needs
+// keep_times), with
 // tp_rank, tokens and seq_lens columns; step k starts where step k - 1
 // ended.
 trace::OpsTable ToOpsTable(const SimulatedJob& job, int64_t first_step,

@@ -192,7 +192,7 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
                              const WhatIfOptions& options) {
   WhatIfResult r;
   r.dp = t.dp, r.pp = t.pp, r.vpp = t.vpp;
-  r.num_ops = t.row.size();
+  r.num_ops = t.num_nodes() * t.num_instances();
   r.steps = t.steps;
   r.step_t_observed.assign(t.step_t_base.begin(), t.step_t_base.end());
   const size_t n = t.num_nodes(), inst = t.num_instances();
@@ -213,22 +213,29 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
 
   // T: the traced durations replayed without launch delays (§6.1).
   main.SetCosts(t.cost, {});
-  const replay::StepTimes nd = main.RunTraced({});
+  // Lanes are instances here: window lane lo + l is instance lo + l.
   BigVector<double> cost_nd(t.cost);  // plain ops: replayed durations D_nd
-  for (NodeId v = 0; v < n; ++v) {
-    if (t.model.graph.is_comm(v)) continue;
-    for (size_t i = 0; i < inst; ++i) {
-      const size_t slot = v * inst + i;
-      cost_nd[slot] = main.times().end[slot] - main.times().start[slot];
-    }
-  }
+  const replay::StepTimes nd =
+      main.RunTraced({}, [&](const replay::WindowTimes& w) {
+        for (NodeId v = 0; v < n; ++v) {
+          if (t.model.graph.is_comm(v)) continue;
+          const double* s = w.start + v * w.stride;
+          const double* e = w.end + v * w.stride;
+          double* out = cost_nd.data() + v * inst + w.lo;
+          for (size_t l = 0; l < w.lanes; ++l) out[l] = e[l] - s[l];
+        }
+      });
   // Self-test: with the measured launch delays the replay gives the trace.
-  main.RunTraced(t.launch_delay);
-  for (size_t slot = 0; slot < t.start.size(); ++slot) {
-    r.self_test_max_error_s = std::max(
-        r.self_test_max_error_s, std::abs(main.times().start[slot] -
-                                          static_cast<double>(t.start[slot])));
-  }
+  main.RunTraced(t.launch_delay, [&](const replay::WindowTimes& w) {
+    for (NodeId v = 0; v < n; ++v) {
+      const double* s = w.start + v * w.stride;
+      const float* traced = t.start.data() + v * inst + w.lo;
+      for (size_t l = 0; l < w.lanes; ++l) {
+        r.self_test_max_error_s = std::max(
+            r.self_test_max_error_s, std::abs(s[l] - static_cast<double>(traced[l])));
+      }
+    }
+  });
 
   // T_ideal: every op at its pooled ideal value (§6.2).
   const std::vector<double> ideal_in = IdealCosts(t, cost_nd, options.pool);

@@ -105,11 +105,11 @@ void ScenarioRunner::IdentityLanes() {
 }
 
 replay::StepTimes ScenarioRunner::RunTraced(
-    std::span<const float> launch_delay) {
+    std::span<const float> launch_delay, const replay::WindowVisitor& visit) {
   IdentityLanes();
   rows_ = replay::DenseRows(traced_cost_, trace_.num_nodes(),
                             trace_.num_instances());
-  return Execute(launch_delay, &times_);
+  return Execute(launch_delay, nullptr, visit);
 }
 
 replay::StepTimes ScenarioRunner::RunIdealLane() {
@@ -120,7 +120,8 @@ replay::StepTimes ScenarioRunner::RunIdealLane() {
 }
 
 replay::StepTimes ScenarioRunner::Execute(std::span<const float> launch_delay,
-                                          replay::ReplayTimes* keep) {
+                                          replay::ReplayTimes* keep,
+                                          const replay::WindowVisitor& visit) {
   std::span<const double> values = ideal_cost_;
   if (values.empty()) {
     zeros_.assign(trace_.num_nodes(), 0.0);
@@ -135,7 +136,7 @@ replay::StepTimes ScenarioRunner::Execute(std::span<const float> launch_delay,
       .optimizer_nodes = trace_.model.optimizer_nodes,
   };
   replayed_ops_ += trace_.num_nodes() * lane_instance_.size();
-  return replay::Replay(input, &workspace_, keep);
+  return replay::Replay(input, &workspace_, keep, visit);
 }
 
 }  // namespace strag::whatif

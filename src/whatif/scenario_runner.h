@@ -45,12 +45,13 @@ class ScenarioRunner {
   // Step times (one per step) of the scenario.
   replay::StepTimes Run(Base base, const Selection& x);
 
-  // Replays every instance with the traced costs and `launch_delay` (empty:
-  // zero); every start and end stays available in times() until the next
-  // RunTraced / RunIdealLane.
-  replay::StepTimes RunTraced(std::span<const float> launch_delay);
+  // Replays every instance (lane = instance) with the traced costs and
+  // `launch_delay` (empty: zero); `visit` sees every window's times (they are
+  // not kept).
+  replay::StepTimes RunTraced(std::span<const float> launch_delay,
+                              const replay::WindowVisitor& visit);
   // Replays one lane with the ideal costs (its step times are those of every
-  // step); times() then holds that lane.
+  // step); times() then holds that lane's start and end of every op.
   replay::StepTimes RunIdealLane();
 
   const replay::ReplayTimes& times() const { return times_; }
@@ -61,7 +62,8 @@ class ScenarioRunner {
   void BuildLanes(Base base, const Selection& x);
   void IdentityLanes();
   replay::StepTimes Execute(std::span<const float> launch_delay,
-                            replay::ReplayTimes* keep);
+                            replay::ReplayTimes* keep,
+                            const replay::WindowVisitor& visit = nullptr);
 
   const PreparedTrace& trace_;
   std::span<const double> traced_cost_;
