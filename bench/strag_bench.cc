@@ -4,7 +4,9 @@
 // the best of several runs; docs/performance.md records the figures.
 //
 // usage: strag_bench [--data DIR] [--runs N] [--tile N] [--write-tiled FILE]
-//                    [--only-tiled] [--threads N]
+//                    [--only-tiled] [--threads N] [--sim PRESET]
+// --sim measures the simulator alone on a preset (no truth replays, times
+// not kept): simulated ops per second on one thread.
 // --threads 1 (default) is the strict single-thread figure; otherwise the
 // inflation runs on its own thread and the counterfactual replays on
 // `threads` threads (0 = one per core).
@@ -26,6 +28,8 @@
 #include "ingest/ops_csv/ops_csv_file.h"
 #include "ingest/ops_csv/ops_csv_reader.h"
 #include "ingest/ops_csv/ops_csv_writer.h"
+#include "sim/job_spec.h"
+#include "sim/simulator.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
 
@@ -131,6 +135,7 @@ int main(int argc, char** argv) {
   int runs = 5, tile = 16;
   size_t threads = 1;
   bool only_tiled = false;
+  std::string sim_preset;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--data" && i + 1 < argc)
@@ -143,12 +148,31 @@ int main(int argc, char** argv) {
       write_tiled = argv[++i];
     else if (a == "--only-tiled")
       only_tiled = true;
+    else if (a == "--sim" && i + 1 < argc)
+      sim_preset = argv[++i];
     else if (a == "--threads" && i + 1 < argc)
       threads = std::strtoul(argv[++i], nullptr, 10);
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
     }
+  }
+  if (!sim_preset.empty()) {
+    const auto spec = Check(strag::sim::PresetSpec(sim_preset), "preset");
+    double best = 1e9;
+    size_t ops = 0;
+    for (int run = 0; run < runs; ++run) {
+      const auto t0 = Clock::now();
+      auto job = Check(strag::sim::Simulate(spec, {.truth = false, .keep_times = false}),
+                       "simulate");
+      best = std::min(best, Seconds(t0, Clock::now()));
+      ops = job.num_nodes() * job.num_lanes();
+    }
+    std::printf("simulate %-20s %9zu ops  %7.1f ms  %.1f M simulated ops/s "
+                "(one thread, no truth replays)\n",
+                sim_preset.c_str(), ops, 1e3 * best,
+                static_cast<double>(ops) / best / 1e6);
+    return 0;
   }
   std::printf("threads: %zu (1 = everything on one thread, 0 = one per core)\n",
               threads);

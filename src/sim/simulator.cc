@@ -84,11 +84,10 @@ class JobFiller {
     skip_ = skip;
     affected_ = affected;
     if (affected_) affected_->assign(spec_.stragglers.size(), {});
-    cost->assign(job_.num_nodes() * lanes_, 0.0);
+    cost->resize(job_.num_nodes() * lanes_);
     delay->assign(job_.num_nodes() * lanes_, 0.0f);
-    for (size_t v = 0; v < job_.num_nodes(); ++v) {
-      for (size_t l = 0; l < lanes_; ++l) (*cost)[v * lanes_ + l] = Cost(v, l);
-    }
+    PrecomputeFactors();
+    for (size_t v = 0; v < job_.num_nodes(); ++v) CostRow(v, cost->data() + v * lanes_);
     for (size_t i = 0; i < spec_.stragglers.size(); ++i) {
       if (static_cast<int64_t>(i) == skip_) continue;
       const StragglerSpec& st = spec_.stragglers[i];
@@ -130,56 +129,6 @@ class JobFiller {
     return Uniform({spec_.job.seed, kActive, i, k}) < st.probability;
   }
 
-  double SlowWorker(size_t k, int32_t d, int32_t s) const {
-    double f = 1.0;
-    for (size_t i = 0; i < spec_.stragglers.size(); ++i) {
-      const StragglerSpec& st = spec_.stragglers[i];
-      if (st.kind != Kind::kSlowWorker || static_cast<int64_t>(i) == skip_) continue;
-      if (layout_.Dp(st.rank) == d && layout_.Pp(st.rank) == s && Active(i, k)) {
-        f *= st.factor;
-      }
-    }
-    return f;
-  }
-
-  // Whether the group of comm op `type` of worker (d, s) has a rank on `node`.
-  bool Touches(int32_t node, OpType type, int32_t d, int32_t s) const {
-    const int32_t pp = spec_.job.pp;
-    auto on = [&](int32_t dd, int32_t ss) {
-      const int64_t first = layout_.Rank(dd, ss, 0, 0);
-      const int64_t last = first + int64_t{layout_.tp} * layout_.cp - 1;
-      return layout_.Node(first) <= node && node <= layout_.Node(last);
-    };
-    switch (type) {
-      case OpType::kForwardSend:
-      case OpType::kBackwardRecv: return on(d, s) || on(d, (s + 1) % pp);
-      case OpType::kForwardRecv:
-      case OpType::kBackwardSend: return on(d, s) || on(d, (s - 1 + pp) % pp);
-      case OpType::kEmbeddingGradsAllReduce: return on(d, 0) || on(d, pp - 1);
-      case OpType::kLayernormGradsAllReduce: return on(d, s);
-      case OpType::kParamsAllGather:
-      case OpType::kGradsReduceScatter:
-      case OpType::kSeparateGradsAllReduce:
-        for (int32_t dd = 0; dd < layout_.dp; ++dd) {
-          if (on(dd, s)) return true;
-        }
-        return false;
-      case OpType::kOptimizerClipMainGrad:
-        return node >= 0 && int64_t{node} * layout_.gpus_per_node < layout_.World();
-      default: return false;
-    }
-  }
-
-  double SlowLink(size_t k, OpType type, int32_t d, int32_t s) const {
-    double f = 1.0;
-    for (size_t i = 0; i < spec_.stragglers.size(); ++i) {
-      const StragglerSpec& st = spec_.stragglers[i];
-      if (st.kind != Kind::kSlowLink || static_cast<int64_t>(i) == skip_) continue;
-      if (Touches(st.node, type, d, s) && Active(i, k)) f *= st.factor;
-    }
-    return f;
-  }
-
   double CommMs(OpType type) const {
     const CommSection& c = spec_.comm;
     switch (type) {
@@ -197,30 +146,133 @@ class JobFiller {
     }
   }
 
-  double Cost(size_t v, size_t l) const {
+  // Per-Fill tables, so that the per-(node, lane) loop only multiplies:
+  // the slow-worker factor of every (step, dp, stage), which injections act
+  // on which step, which DP groups / workers a slow link's node touches, and
+  // the sequence factor of every (lane, microbatch).
+  void PrecomputeFactors() {
+    const size_t steps = job_.steps.size(), dp = static_cast<size_t>(layout_.dp);
+    const size_t pp = static_cast<size_t>(layout_.pp);
+    active_.assign(spec_.stragglers.size() * steps, 0);
+    for (size_t i = 0; i < spec_.stragglers.size(); ++i) {
+      for (size_t k = 0; k < steps; ++k) {
+        active_[i * steps + k] = static_cast<int64_t>(i) != skip_ && Active(i, k);
+      }
+    }
+    slow_.assign(steps * dp * pp, 1.0);
+    links_.clear();
+    for (size_t i = 0; i < spec_.stragglers.size(); ++i) {
+      const StragglerSpec& st = spec_.stragglers[i];
+      if (st.kind == Kind::kSlowWorker) {
+        const auto d = static_cast<size_t>(layout_.Dp(st.rank));
+        const auto st_pp = static_cast<size_t>(layout_.Pp(st.rank));
+        for (size_t k = 0; k < steps; ++k) {
+          if (active_[i * steps + k]) slow_[(k * dp + d) * pp + st_pp] *= st.factor;
+        }
+      }
+      if (st.kind == Kind::kSlowLink) links_.push_back(LinkOf(i));
+    }
+    if (seq_factor_.empty()) {
+      seq_factor_.resize(lanes_ * static_cast<size_t>(m_));
+      for (size_t l = 0; l < lanes_; ++l) {
+        for (int32_t mb = 0; mb < m_; ++mb) {
+          seq_factor_[l * static_cast<size_t>(m_) + static_cast<size_t>(mb)] =
+              SequenceFactor(l, mb);
+        }
+      }
+    }
+  }
+
+  // Where a slow link's node sits: its workers and the stages they are on.
+  struct Link {
+    size_t injection;
+    double factor;
+    std::vector<uint8_t> on_worker;  // [d * pp + s]
+    std::vector<uint8_t> on_stage;   // [s]
+    bool any = false;
+  };
+  Link LinkOf(size_t i) const {
+    const StragglerSpec& st = spec_.stragglers[i];
+    const auto pp = static_cast<size_t>(layout_.pp);
+    Link link{i, st.factor, std::vector<uint8_t>(static_cast<size_t>(layout_.dp) * pp, 0),
+              std::vector<uint8_t>(pp, 0)};
+    const int64_t first = int64_t{st.node} * layout_.gpus_per_node;
+    for (int64_t r = first; r < first + layout_.gpus_per_node && r < layout_.World(); ++r) {
+      const auto d = static_cast<size_t>(layout_.Dp(r)), s = static_cast<size_t>(layout_.Pp(r));
+      link.on_worker[d * pp + s] = 1;
+      link.on_stage[s] = 1;
+      link.any = true;
+    }
+    return link;
+  }
+
+  // Whether the group of comm op `type` of worker (d, s) has a rank on the
+  // link's node.
+  bool Touches(const Link& link, OpType type, int32_t d, int32_t s) const {
+    const int32_t pp = layout_.pp;
+    auto on = [&](int32_t ss) {
+      return link.on_worker[static_cast<size_t>(d * pp + ss)] != 0;
+    };
+    switch (type) {
+      case OpType::kForwardSend:
+      case OpType::kBackwardRecv: return on(s) || on((s + 1) % pp);
+      case OpType::kForwardRecv:
+      case OpType::kBackwardSend: return on(s) || on((s - 1 + pp) % pp);
+      case OpType::kEmbeddingGradsAllReduce: return on(0) || on(pp - 1);
+      case OpType::kLayernormGradsAllReduce: return on(s);
+      case OpType::kParamsAllGather:
+      case OpType::kGradsReduceScatter:
+      case OpType::kSeparateGradsAllReduce:
+        return link.on_stage[static_cast<size_t>(s)] != 0;
+      case OpType::kOptimizerClipMainGrad: return link.any;
+      default: return false;
+    }
+  }
+
+  void CostRow(size_t v, double* row) const {
     const graph::OpKey& key = job_.schedule.model.keys[v];
-    const size_t k = l / static_cast<size_t>(layout_.dp);
-    const auto d = static_cast<int32_t>(l % static_cast<size_t>(layout_.dp));
+    const size_t dp = static_cast<size_t>(layout_.dp), steps = job_.steps.size();
+    const auto pp = static_cast<size_t>(layout_.pp);
+    const auto stage = static_cast<size_t>(key.stage);
     const uint64_t seed = spec_.job.seed;
+    if (key.type == OpType::kOptimizer || key.type == OpType::kGc) {
+      const double x = key.type == OpType::kOptimizer ? spec_.compute.optimizer_ms * kMs : 0.0;
+      std::fill(row, row + lanes_, x);
+      return;
+    }
     if (trace::IsCompute(key.type)) {
       const double ms = key.type == OpType::kForwardCompute ? spec_.compute.forward_ms
                                                             : spec_.compute.backward_ms;
-      const int32_t mb = job_.schedule.microbatch[v];
-      const double x = ms * kMs * stage_factor_[static_cast<size_t>(key.stage)] /
-                       spec_.job.vpp * SequenceFactor(l, mb) * SlowWorker(k, d, key.stage);
-      return ApplyNoise(spec_.compute.noise, x, {seed, kComputeNoise, v, k, static_cast<uint64_t>(d)});
+      const double base = ms * kMs * stage_factor_[stage] / spec_.job.vpp;
+      const auto mb = static_cast<size_t>(std::max(job_.schedule.microbatch[v], 0));
+      for (size_t l = 0; l < lanes_; ++l) {
+        const size_t k = l / dp, d = l % dp;
+        const double x = base * seq_factor_[l * static_cast<size_t>(m_) + mb] *
+                         slow_[(k * dp + d) * pp + stage];
+        row[l] = ApplyNoise(spec_.compute.noise, x, {seed, kComputeNoise, v, k, d});
+      }
+      return;
     }
-    if (key.type == OpType::kOptimizer) return spec_.compute.optimizer_ms * kMs;
-    if (key.type == OpType::kGc) return 0.0;
-    const double x = CommMs(key.type) * kMs * SlowLink(k, key.type, d, key.stage);
-    return ApplyNoise(spec_.comm.noise, x, {seed, kCommNoise, v, k, static_cast<uint64_t>(d)});
+    const double base = CommMs(key.type) * kMs;
+    for (size_t l = 0; l < lanes_; ++l) {
+      const size_t k = l / dp, d = l % dp;
+      double x = base;
+      for (const Link& link : links_) {
+        if (active_[link.injection * steps + k] &&
+            Touches(link, key.type, static_cast<int32_t>(d), key.stage)) {
+          x *= link.factor;
+        }
+      }
+      row[l] = ApplyNoise(spec_.comm.noise, x, {seed, kCommNoise, v, k, d});
+    }
   }
 
   double SequenceFactor(size_t lane, int32_t mb) const {
     const SequenceSection& seq = spec_.sequences;
     if (mb < 0 || job_.sequences.empty()) return 1.0;
     const auto& lengths = job_.sequences[lane * static_cast<size_t>(m_) + static_cast<size_t>(mb)];
-    const double ref = ReferenceLength();
+    if (reference_ <= 0) reference_ = ReferenceLength();
+    const double ref = reference_;
     const double n = static_cast<double>(lengths.size());
     double lin = 0, quad = 0;
     for (int64_t s : lengths) {
@@ -329,6 +381,11 @@ class JobFiller {
   size_t lanes_;
   int32_t m_;
   std::vector<double> stage_factor_;
+  std::vector<uint8_t> active_;     // [injection * steps + step]
+  std::vector<double> slow_;        // [(step * dp + d) * pp + stage]
+  std::vector<Link> links_;
+  std::vector<double> seq_factor_;  // [lane * microbatches + microbatch]
+  mutable double reference_ = 0;    // the reference sequence length
   int64_t skip_ = -1;
   std::vector<std::vector<int64_t>>* affected_ = nullptr;
 };
