@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "cli/flags.h"
+#include "cli/job_cost.h"
 #include "ingest/common/file.h"
 #include "ingest/ops_csv/meta_yaml.h"
 #include "ingest/ops_csv/ops_csv_file.h"
@@ -36,6 +37,8 @@ const char kAnalyzeUsage[] =
     "  --top N               rows per ranking in the summary (default 5)\n"
     "  --threads N           threads for the replays (default: one per core;\n"
     "                        results do not depend on it)\n"
+    "  --usd-per-gpu-hour X  GPU price for the cost lines (default: the\n"
+    "                        metadata's gpu_hour_usd, else 2.00)\n"
     "  --quiet               print nothing (with --json)\n";
 
 namespace {
@@ -129,7 +132,7 @@ Status WriteText(const std::string& path, const std::string& text) {
 Status RunAnalyze(const std::vector<std::string>& args) {
   const FlagSpec spec{
       .with_value = {"meta", "json", "fix", "unfix", "dp", "pp", "tp", "cp",
-                     "vpp", "pool", "top", "threads"},
+                     "vpp", "pool", "top", "threads", "usd-per-gpu-hour"},
       .booleans = {"quiet"},
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
@@ -161,12 +164,16 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(whatif::WhatIfResult result,
                    whatif::Analyze(prepared, options));
 
+  ASSIGN_OR_RETURN(std::optional<double> price, UsdPerGpuHour(flags));
+  const econ::StepCost cost = JobCost(result, meta, price);
   if (auto json = flags.Get("json")) {
-    RETURN_IF_ERROR(WriteText(*json, report::RenderAnalysisJson(result, meta)));
+    RETURN_IF_ERROR(
+        WriteText(*json, report::RenderAnalysisJson(result, meta, cost)));
   }
   if (!flags.Has("quiet")) {
     report::SummaryOptions summary{.source = trace_path,
-                                   .top = static_cast<int>(top.value_or(5))};
+                                   .top = static_cast<int>(top.value_or(5)),
+                                   .cost = cost};
     std::fputs(report::RenderTerminalSummary(result, meta, summary).c_str(),
                stdout);
   }

@@ -2,6 +2,7 @@
 #include "cli/flags.h"
 
 #include <charconv>
+#include <cmath>
 
 namespace strag::cli {
 
@@ -64,6 +65,18 @@ Result<std::optional<int64_t>> Flags::GetInt(const std::string& name) const {
                         "\" is not an integer");
   }
   return std::optional<int64_t>{value};
+}
+
+Result<std::optional<double>> Flags::GetDouble(const std::string& name) const {
+  const std::optional<std::string> text = Get(name);
+  if (!text) return std::optional<double>{};
+  double value = 0;
+  const char* end = text->data() + text->size();
+  const auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
+    return InvalidInput("flag --" + name + ": \"" + *text + "\" is not a number");
+  }
+  return std::optional<double>{value};
 }
 
 }  // namespace strag::cli

@@ -33,6 +33,8 @@ class Flags {
   std::vector<std::string> GetAll(const std::string& name) const;
   // The flag as an integer; fails naming the flag when it is not one.
   Result<std::optional<int64_t>> GetInt(const std::string& name) const;
+  // The flag as a finite number; fails naming the flag when it is not one.
+  Result<std::optional<double>> GetDouble(const std::string& name) const;
 
  private:
   std::vector<std::string> positional_;

@@ -9,6 +9,7 @@
 
 #include "base/f32.h"
 #include "cli/flags.h"
+#include "cli/job_cost.h"
 #include "ingest/common/file.h"
 #include "ingest/common/gzip.h"
 #include "ingest/ops_csv/ops_csv_writer.h"
@@ -33,7 +34,8 @@ const char kSimulateUsage[] =
     "                        --analyze analyses what was written\n"
     "  --seed N              override job.seed\n"
     "  --no-truth            skip the ground-truth replays\n"
-    "  --threads N           threads for the analysis replays\n";
+    "  --threads N           threads for the analysis replays\n"
+    "  --usd-per-gpu-hour X  GPU price (default: job.gpu_hour_usd)\n";
 
 namespace {
 
@@ -172,7 +174,7 @@ whatif::PreparedTrace PrepareSimulated(sim::SimulatedJob* job) {
 
 Status RunSimulate(const std::vector<std::string>& args) {
   const FlagSpec spec{
-      .with_value = {"preset", "out", "json", "steps-window", "seed", "threads"},
+      .with_value = {"preset", "out", "json", "steps-window", "seed", "threads", "usd-per-gpu-hour"},
       .booleans = {"analyze", "no-truth", "list-presets"},
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
@@ -213,11 +215,14 @@ Status RunSimulate(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(std::optional<int64_t> threads, flags.GetInt("threads"));
   options.threads = static_cast<size_t>(std::max<int64_t>(0, threads.value_or(0)));
   ASSIGN_OR_RETURN(whatif::WhatIfResult result, whatif::Analyze(prepared, options));
+  ASSIGN_OR_RETURN(std::optional<double> price, UsdPerGpuHour(flags));
+  const econ::StepCost cost = JobCost(result, meta, price);
   if (auto json = flags.Get("json")) {
-    RETURN_IF_ERROR(Write(*json, report::RenderAnalysisJson(result, meta)));
+    RETURN_IF_ERROR(Write(*json, report::RenderAnalysisJson(result, meta, cost)));
   }
   std::fputs(report::RenderTerminalSummary(
-                 result, meta, {.source = "simulated " + job.spec.name, .top = 5})
+                 result, meta,
+                 {.source = "simulated " + job.spec.name, .top = 5, .cost = cost})
                  .c_str(),
              stdout);
   return Status::Ok();

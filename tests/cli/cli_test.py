@@ -257,6 +257,21 @@ stragglers:
         self.assertIn("64", result.stderr)
         self.assertEqual(run("simulate", "--preset", "nope", "--analyze").returncode, 2)
 
+    # The motivating example: 4,096 GPUs, 100 ms steps, one worker at 120 ms:
+    # the fast workers are busy 83.3% of the time, 81.9 GPU-seconds are lost
+    # per step, and the slow worker (global rank 1842) is the worst.
+    def test_article_dp4096(self):
+        out = os.path.join(self.tmp.name, "a.json")
+        result = run("simulate", "--preset", "article-dp4096", "--analyze",
+                     "--json", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertAlmostEqual(doc["cost"]["utilization"], 0.8333, places=3)
+        self.assertAlmostEqual(doc["cost"]["lost_gpu_seconds_per_step"], 81.9, delta=0.05)
+        self.assertEqual(doc["worker_slowdown"][0]["rank"], 1842)
+        self.assertIn("83.3%", result.stdout)
+
     # --steps-window writes only the chosen steps.
     def test_steps_window(self):
         out = os.path.join(self.tmp.name, "w")

@@ -84,7 +84,8 @@ void WriteJob(JsonWriter* w, const WhatIfResult& r, const trace::JobMeta& m) {
 }  // namespace
 
 std::string RenderAnalysisJson(const WhatIfResult& r,
-                               const trace::JobMeta& meta) {
+                               const trace::JobMeta& meta,
+                               const econ::StepCost& cost) {
   JsonWriter w;
   w.BeginObject();
   w.FieldString("schema", "strag.analysis/1");
@@ -98,6 +99,16 @@ std::string RenderAnalysisJson(const WhatIfResult& r,
   w.Field("slowdown", r.slowdown);
   w.Field("waste", r.waste);
   w.Field("launch_slowdown", r.launch_slowdown);
+  if (cost.gpus > 0) {
+    w.Key("cost");
+    w.BeginObject();
+    w.FieldInt("gpus", cost.gpus);
+    w.Field("utilization", cost.utilization);
+    w.Field("lost_gpu_seconds_per_step", cost.lost_gpu_seconds_per_step);
+    w.Field("usd_per_gpu_hour", cost.usd_per_gpu_hour);
+    w.Field("wasted_usd_per_hour", cost.wasted_usd_per_hour);
+    w.EndObject();
+  }
   StepMap(&w, "slowdown_per_step", r, r.slowdown_per_step);
   StepMap(&w, "launch_slowdown_per_step", r, r.launch_slowdown_per_step);
   GroupMap(&w, "slowdown_by_optype", r.by_optype);

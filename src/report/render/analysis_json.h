@@ -8,13 +8,16 @@
 
 #include <string>
 
+#include "econ/step_cost.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 
 namespace strag::report {
 
+// `cost` (when gpus > 0) adds the "cost" object.
 std::string RenderAnalysisJson(const whatif::WhatIfResult& result,
-                               const trace::JobMeta& meta);
+                               const trace::JobMeta& meta,
+                               const econ::StepCost& cost = {});
 
 }  // namespace strag::report
 

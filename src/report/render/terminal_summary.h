@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "econ/step_cost.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 
@@ -14,6 +15,7 @@ namespace strag::report {
 struct SummaryOptions {
   std::string source;  // what was analysed (file name)
   int top = 5;         // rows per ranking
+  econ::StepCost cost;  // gpus == 0: not shown
 };
 
 std::string RenderTerminalSummary(const whatif::WhatIfResult& result,

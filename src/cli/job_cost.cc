@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/job_cost.h"
+
+#include <cstdlib>
+
+#include "base/f32.h"
+#include "cli/flags.h"
+
+namespace strag::cli {
+
+econ::StepCost JobCost(const whatif::WhatIfResult& result,
+                       const trace::JobMeta& meta,
+                       std::optional<double> usd_per_gpu_hour) {
+  trace::JobMeta shape = meta;
+  shape.dp = result.dp;
+  shape.pp = result.pp;
+  double price = kDefaultUsdPerGpuHour;
+  for (const auto& [key, value] : meta.raw) {
+    if (key == "gpu_hour_usd") price = std::strtod(value.c_str(), nullptr);
+  }
+  if (usd_per_gpu_hour) price = *usd_per_gpu_hour;
+  return econ::ComputeStepCost(PairwiseMean(result.step_t_observed),
+                               PairwiseMean(result.step_t_ideal),
+                               shape.WorldSize(), price);
+}
+
+Result<std::optional<double>> UsdPerGpuHour(const Flags& flags) {
+  ASSIGN_OR_RETURN(std::optional<double> price, flags.GetDouble("usd-per-gpu-hour"));
+  if (price && *price < 0) {
+    return InvalidInput("flag --usd-per-gpu-hour: must not be negative");
+  }
+  return price;
+}
+
+}  // namespace strag::cli
