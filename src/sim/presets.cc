@@ -92,7 +92,7 @@ constexpr std::string_view kAr = R"(
 job: {dp: 4, pp: 4, tp: 4, microbatches: 32, steps: 44}
 compute: {forward_ms: 300, backward_ms: 600, noise: {dist: lognormal, sigma: 0.01}}
 stragglers:
-  - {kind: slow_worker, rank: 0, factor: 2.0}
+  - {kind: slow_worker, rank: 0, factor: 2.3}
 )";
 
 // Look-alike of the OSDI'25 ST trace: the last stage carries the loss layer
@@ -107,8 +107,8 @@ compute: {forward_ms: 64, backward_ms: 138}
 // is ~60% of a microbatch at the median length.
 constexpr std::string_view kSe = R"(
 job: {dp: 32, pp: 2, cp: 2, microbatches: 8, steps: 43}
-sequences: {dist: lognormal, median: 4096, sigma: 1.0, max: 32768,
-            quadratic: 0.0004, per_microbatch: 2}
+sequences: {dist: lognormal, median: 4096, sigma: 0.35, max: 32768,
+            quadratic: 0.0002, per_microbatch: 2}
 )";
 
 constexpr Preset kPresets[] = {
