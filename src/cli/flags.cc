@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <type_traits>
 
 namespace strag::cli {
 
@@ -54,29 +55,32 @@ std::vector<std::string> Flags::GetAll(const std::string& name) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
-Result<std::optional<int64_t>> Flags::GetInt(const std::string& name) const {
-  const std::optional<std::string> text = Get(name);
-  if (!text) return std::optional<int64_t>{};
-  int64_t value = 0;
+namespace {
+
+// The flag's value as a number of type T (finite for floating point).
+template <typename T>
+Result<std::optional<T>> ParseNumber(const std::optional<std::string>& text,
+                                     const std::string& name, const char* what) {
+  if (!text) return std::optional<T>{};
+  T value{};
   const char* end = text->data() + text->size();
   const auto [ptr, ec] = std::from_chars(text->data(), end, value);
-  if (ec != std::errc() || ptr != end) {
-    return InvalidInput("flag --" + name + ": \"" + *text +
-                        "\" is not an integer");
+  bool ok = ec == std::errc() && ptr == end;
+  if constexpr (std::is_floating_point_v<T>) ok = ok && std::isfinite(value);
+  if (!ok) {
+    return InvalidInput("flag --" + name + ": \"" + *text + "\" is not " + what);
   }
-  return std::optional<int64_t>{value};
+  return std::optional<T>{value};
+}
+
+}  // namespace
+
+Result<std::optional<int64_t>> Flags::GetInt(const std::string& name) const {
+  return ParseNumber<int64_t>(Get(name), name, "an integer");
 }
 
 Result<std::optional<double>> Flags::GetDouble(const std::string& name) const {
-  const std::optional<std::string> text = Get(name);
-  if (!text) return std::optional<double>{};
-  double value = 0;
-  const char* end = text->data() + text->size();
-  const auto [ptr, ec] = std::from_chars(text->data(), end, value);
-  if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
-    return InvalidInput("flag --" + name + ": \"" + *text + "\" is not a number");
-  }
-  return std::optional<double>{value};
+  return ParseNumber<double>(Get(name), name, "a number");
 }
 
 }  // namespace strag::cli

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/synth_test_util.h"
 #include "sim/trace_synth.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
@@ -167,25 +168,6 @@ TEST(MegatronScheduleTest, InterleavedP2pPairsAdjacentChunks) {
   }
 }
 
-// Forward / backward take t_f / t_b per microbatch of a whole stage,
-// everything else nothing. Powers of two keep every timestamp exact in the
-// binary32 seconds of the analysis.
-CostFn ComputeOnly(double t_f, double t_b, int32_t vpp) {
-  return [=](const SynthOp& op) {
-    if (op.type == OpType::kForwardCompute) return t_f / vpp;
-    if (op.type == OpType::kBackwardCompute) return t_b / vpp;
-    return 0.0;
-  };
-}
-
-whatif::WhatIfResult Analyze(const trace::OpsTable& table,
-                             whatif::WhatIfOptions options = {}) {
-  auto prepared = whatif::PrepareTrace(table, trace::JobMeta{});
-  EXPECT_TRUE(prepared.ok()) << prepared.status().message();
-  auto result = whatif::Analyze(*prepared, options);
-  EXPECT_TRUE(result.ok()) << result.status().message();
-  return *result;
-}
 
 // Deterministic interleaved 1F1B, zero communication: the step takes
 // m (t_f + t_b) + (p - 1)(t_f + t_b) / v (whatif-method.md §4.1) and S = 1;
@@ -202,7 +184,7 @@ TEST(MegatronScheduleTest, InterleavedClosedForm) {
         .dp = 2, .pp = p, .vpp = v, .microbatches = m, .steps = {0, 1}};
     auto table = SynthesizeTrace(job, ComputeOnly(t_f, t_b, v));
     ASSERT_TRUE(table.ok()) << table.status().message();
-    const whatif::WhatIfResult r = Analyze(*table);
+    const whatif::WhatIfResult r = AnalyzeTable(*table);
     EXPECT_EQ(r.vpp, v);
     const double expected = m * (t_f + t_b) + (p - 1) * (t_f + t_b) / v;
     ASSERT_EQ(r.step_t_replayed.size(), 2u);
@@ -224,7 +206,7 @@ TEST(MegatronScheduleTest, InterleavedShortGroupsReplay) {
     SynthJob job{.dp = 2, .pp = p, .vpp = v, .microbatches = m, .steps = {0}};
     auto table = SynthesizeTrace(job, ComputeOnly(t_f, t_b, v));
     ASSERT_TRUE(table.ok()) << table.status().message();
-    const whatif::WhatIfResult r = Analyze(*table);
+    const whatif::WhatIfResult r = AnalyzeTable(*table);
     const double bound = m * (t_f + t_b) + (p - 1) * (t_f + t_b) / v;
     EXPECT_GE(r.step_t_replayed[0], bound - 1e-9) << p << "," << m << "," << v;
     EXPECT_NEAR(r.slowdown, 1.0, 1e-9) << p << "," << m << "," << v;
@@ -247,7 +229,7 @@ TEST(MegatronScheduleTest, InterleavedFindsTheSlowWorker) {
   });
   ASSERT_TRUE(table.ok()) << table.status().message();
   const int32_t slow_rank = slow_stage * job.dp + slow_dp;
-  const whatif::WhatIfResult r = Analyze(*table);
+  const whatif::WhatIfResult r = AnalyzeTable(*table);
   EXPECT_EQ(r.vpp, 2);
   EXPECT_GT(r.slowdown, 1.1);
   ASSERT_FALSE(r.workers.empty());

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/synth_test_util.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
 
@@ -17,23 +18,6 @@ namespace {
 
 using trace::OpType;
 
-// Forward / backward take t_f / t_b, everything else nothing.
-CostFn ComputeOnly(double t_f, double t_b) {
-  return [=](const SynthOp& op) {
-    if (op.type == OpType::kForwardCompute) return t_f;
-    if (op.type == OpType::kBackwardCompute) return t_b;
-    return 0.0;
-  };
-}
-
-whatif::WhatIfResult Analyze(const trace::OpsTable& table,
-                             whatif::WhatIfOptions options = {}) {
-  auto prepared = whatif::PrepareTrace(table, trace::JobMeta{});
-  EXPECT_TRUE(prepared.ok()) << prepared.status().message();
-  auto result = whatif::Analyze(*prepared, options);
-  EXPECT_TRUE(result.ok()) << result.status().message();
-  return *result;
-}
 
 // Deterministic 1F1B with zero communication: the step takes exactly
 // (m + p - 1)(t_f + t_b) (whatif-method.md §4.1), and nothing straggles.
@@ -43,7 +27,7 @@ TEST(TraceSynthTest, OneFOneBClosedForm) {
     SynthJob job{.dp = 2, .pp = p, .microbatches = m, .steps = {0, 1}};
     auto table = SynthesizeTrace(job, ComputeOnly(t_f, t_b));
     ASSERT_TRUE(table.ok()) << table.status().message();
-    const whatif::WhatIfResult r = Analyze(*table);
+    const whatif::WhatIfResult r = AnalyzeTable(*table);
     const double expected = (m + p - 1) * (t_f + t_b);
     for (double t : r.step_t_replayed)
       EXPECT_NEAR(t, expected, 1e-6) << p << "," << m;
@@ -72,7 +56,7 @@ TEST(TraceSynthTest, FindsTheSlowWorker) {
   whatif::WhatIfOptions options;
   options.fix = {"rank=" + std::to_string(slow_rank), "stage=0+1+2+3"};
   options.unfix = {"optype=backward-compute,dp=1"};
-  const whatif::WhatIfResult r = Analyze(*table, options);
+  const whatif::WhatIfResult r = AnalyzeTable(*table, options);
   EXPECT_GT(r.slowdown, 1.1);
   ASSERT_FALSE(r.workers.empty());
   EXPECT_EQ(r.workers[0].rank, slow_rank);
@@ -116,7 +100,7 @@ TEST(TraceSynthTest, LaunchDelaysAreRecovered) {
     }
   }
   EXPECT_LT(max_error, 1e-6);
-  const whatif::WhatIfResult r = Analyze(*table);
+  const whatif::WhatIfResult r = AnalyzeTable(*table);
   EXPECT_LT(r.self_test_max_error_s, 1e-6);
   EXPECT_GT(r.launch_slowdown, 1.01);
   EXPECT_NEAR(r.slowdown, 1.0, 1e-6);

@@ -49,10 +49,7 @@ void WriteCounterfactual(JsonWriter* w, const Counterfactual& c) {
   w->BeginObject();
   w->FieldString("selector", c.selector);
   w->FieldString("direction", c.unfix ? "unfix" : "fix");
-  w->Key("ranks");
-  w->BeginArray();
-  for (int32_t rank : c.ranks) w->Int(rank);
-  w->EndArray();
+  w->FieldIntArray("ranks", c.ranks);
   w->Field("t_ori", c.t_ori);
   w->Field("t_ideal", c.t_ideal);
   w->Field("t_rem", c.t_rem);

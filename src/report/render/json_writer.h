@@ -36,6 +36,13 @@ class JsonWriter {
     Key(key);
     Int(value);
   }
+  template <typename Int>
+  void FieldIntArray(std::string_view key, const std::vector<Int>& values) {
+    Key(key);
+    BeginArray();
+    for (Int v : values) this->Int(static_cast<int64_t>(v));
+    EndArray();
+  }
   void FieldString(std::string_view key, std::string_view value) {
     Key(key);
     String(value);

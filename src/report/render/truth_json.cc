@@ -45,15 +45,9 @@ std::string RenderTruthJson(const sim::SimulatedJob& job) {
     w.FieldInt("cp", t.cp);
     w.FieldInt("node", t.node);
     w.FieldInt("worker_rank", t.worker_rank);
-    w.Key("tp_group");
-    w.BeginArray();
-    for (int64_t r : t.tp_group) w.Int(r);
-    w.EndArray();
+    w.FieldIntArray("tp_group", t.tp_group);
     w.Field("factor", t.factor);
-    w.Key("steps");
-    w.BeginArray();
-    for (int64_t s : t.steps) w.Int(s);
-    w.EndArray();
+    w.FieldIntArray("steps", t.steps);
     w.Field("slowdown", t.slowdown);
     w.Field("excess_step_ms", t.excess_step_ms);
     w.Field("blocking_slowdown", t.blocking_slowdown);
