@@ -163,15 +163,17 @@ int main(int argc, char** argv) {
     size_t ops = 0;
     for (int run = 0; run < runs; ++run) {
       const auto t0 = Clock::now();
-      auto job = Check(strag::sim::Simulate(spec, {.truth = false, .keep_times = false}),
-                       "simulate");
+      auto job = Check(
+          strag::sim::Simulate(spec, {.truth = false, .keep_times = false}),
+          "simulate");
       best = std::min(best, Seconds(t0, Clock::now()));
       ops = job.num_nodes() * job.num_lanes();
     }
-    std::printf("simulate %-20s %9zu ops  %7.1f ms  %.1f M simulated ops/s "
-                "(one thread, no truth replays)\n",
-                sim_preset.c_str(), ops, 1e3 * best,
-                static_cast<double>(ops) / best / 1e6);
+    std::printf(
+        "simulate %-20s %9zu ops  %7.1f ms  %.1f M simulated ops/s "
+        "(one thread, no truth replays)\n",
+        sim_preset.c_str(), ops, 1e3 * best,
+        static_cast<double>(ops) / best / 1e6);
     return 0;
   }
   std::printf("threads: %zu (1 = everything on one thread, 0 = one per core)\n",

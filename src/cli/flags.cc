@@ -60,7 +60,8 @@ namespace {
 // The flag's value as a number of type T (finite for floating point).
 template <typename T>
 Result<std::optional<T>> ParseNumber(const std::optional<std::string>& text,
-                                     const std::string& name, const char* what) {
+                                     const std::string& name,
+                                     const char* what) {
   if (!text) return std::optional<T>{};
   T value{};
   const char* end = text->data() + text->size();
@@ -68,7 +69,8 @@ Result<std::optional<T>> ParseNumber(const std::optional<std::string>& text,
   bool ok = ec == std::errc() && ptr == end;
   if constexpr (std::is_floating_point_v<T>) ok = ok && std::isfinite(value);
   if (!ok) {
-    return InvalidInput("flag --" + name + ": \"" + *text + "\" is not " + what);
+    return InvalidInput("flag --" + name + ": \"" + *text + "\" is not " +
+                        what);
   }
   return std::optional<T>{value};
 }

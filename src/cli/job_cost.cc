@@ -25,7 +25,8 @@ econ::StepCost JobCost(const whatif::WhatIfResult& result,
 }
 
 Result<std::optional<double>> UsdPerGpuHour(const Flags& flags) {
-  ASSIGN_OR_RETURN(std::optional<double> price, flags.GetDouble("usd-per-gpu-hour"));
+  ASSIGN_OR_RETURN(std::optional<double> price,
+                   flags.GetDouble("usd-per-gpu-hour"));
   if (price && *price < 0) {
     return InvalidInput("flag --usd-per-gpu-hour: must not be negative");
   }

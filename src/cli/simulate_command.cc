@@ -27,7 +27,8 @@ const char kSimulateUsage[] =
     "usage: strag simulate SPEC.yaml | --preset NAME [options]\n"
     "  SPEC.yaml             job spec, see docs/formats/sim-spec.md\n"
     "  --preset NAME         a built-in spec (--list-presets shows them)\n"
-    "  --out DIR             write DIR/ops.csv.gz, DIR/meta.yaml, DIR/truth.json\n"
+    "  --out DIR             write DIR/ops.csv.gz, DIR/meta.yaml, "
+    "DIR/truth.json\n"
     "  --analyze             analyse the simulated trace and print the report\n"
     "  --json FILE           with --analyze: write the analysis JSON\n"
     "  --steps-window A:B    write only steps A..B (inclusive); with --out,\n"
@@ -65,9 +66,10 @@ Result<sim::JobSpec> LoadSpec(const Flags& flags) {
       int64_t value = 0;
       const auto [ptr, ec] =
           std::from_chars(field.data(), field.data() + field.size(), value);
-      if (ec != std::errc() || ptr != field.data() + field.size() || value < 1) {
-        return InvalidInput(lengths.string() + ": line " + std::to_string(line) +
-                            ": \"" + std::string(field) +
+      if (ec != std::errc() || ptr != field.data() + field.size() ||
+          value < 1) {
+        return InvalidInput(lengths.string() + ": line " +
+                            std::to_string(line) + ": \"" + std::string(field) +
                             "\" is not a positive sequence length");
       }
       spec.sequences.lengths.push_back(value);
@@ -86,8 +88,10 @@ Result<std::pair<int64_t, int64_t>> ParseWindow(const std::string& text) {
   if (colon == std::string::npos ||
       !parse(std::string_view(text).substr(0, colon), &a) ||
       !parse(std::string_view(text).substr(colon + 1), &b) || a < 0 || b < a) {
-    return InvalidInput("flag --steps-window: expected A:B with 0 <= A <= B, "
-                        "got \"" + text + "\"");
+    return InvalidInput(
+        "flag --steps-window: expected A:B with 0 <= A <= B, "
+        "got \"" +
+        text + "\"");
   }
   return std::pair{a, b};
 }
@@ -105,7 +109,8 @@ Status WriteOutputs(const sim::SimulatedJob& job, const trace::OpsTable& table,
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return NotFound("cannot create " + dir + ": " + ec.message());
-  ASSIGN_OR_RETURN(std::string gz, ingest::GzipCompress(ingest::WriteOpsCsv(table)));
+  ASSIGN_OR_RETURN(std::string gz,
+                   ingest::GzipCompress(ingest::WriteOpsCsv(table)));
   RETURN_IF_ERROR(Write(fs::path(dir) / "ops.csv.gz", gz));
   RETURN_IF_ERROR(Write(fs::path(dir) / "meta.yaml",
                         report::RenderMetaYaml(sim::MetaOf(job))));
@@ -115,13 +120,18 @@ Status WriteOutputs(const sim::SimulatedJob& job, const trace::OpsTable& table,
 void PrintSimulation(const sim::SimulatedJob& job, size_t ops) {
   const sim::JobSection& j = job.spec.job;
   std::printf("strag simulate: %s\n", job.spec.name.c_str());
-  std::printf("  job: DP %d%s x PP %d x TP %d x CP %d (VPP %d) = %lld GPUs, "
-              "%d microbatches, %d steps, %zu ops\n",
-              j.dp, j.backup_workers ? (" + " + std::to_string(j.backup_workers) + " backup").c_str() : "",
-              j.pp, j.tp, j.cp, j.vpp,
-              static_cast<long long>(int64_t{job.dp_replicas} * j.pp * j.tp * j.cp),
-              j.microbatches, j.steps, ops);
-  std::printf("  mean step time %.2f ms\n", 1e3 * PairwiseMean(job.step_times.opt));
+  std::printf(
+      "  job: DP %d%s x PP %d x TP %d x CP %d (VPP %d) = %lld GPUs, "
+      "%d microbatches, %d steps, %zu ops\n",
+      j.dp,
+      j.backup_workers
+          ? (" + " + std::to_string(j.backup_workers) + " backup").c_str()
+          : "",
+      j.pp, j.tp, j.cp, j.vpp,
+      static_cast<long long>(int64_t{job.dp_replicas} * j.pp * j.tp * j.cp),
+      j.microbatches, j.steps, ops);
+  std::printf("  mean step time %.2f ms\n",
+              1e3 * PairwiseMean(job.step_times.opt));
   for (const sim::TruthRecord& t : job.truth) {
     std::printf("  injected %-16s", t.kind.c_str());
     if (t.rank >= 0) {
@@ -130,10 +140,11 @@ void PrintSimulation(const sim::SimulatedJob& job, size_t ops) {
     } else if (t.node >= 0) {
       std::printf(" node %d", t.node);
     }
-    std::printf(": %zu of %zu steps, true slowdown %.4f (%+.2f ms per step; "
-                "%+.2f ms without host delays)\n",
-                t.steps.size(), job.steps.size(), t.slowdown, t.excess_step_ms,
-                t.blocking_excess_step_ms);
+    std::printf(
+        ": %zu of %zu steps, true slowdown %.4f (%+.2f ms per step; "
+        "%+.2f ms without host delays)\n",
+        t.steps.size(), job.steps.size(), t.slowdown, t.excess_step_ms,
+        t.blocking_excess_step_ms);
   }
   std::printf("\n");
 }
@@ -174,7 +185,8 @@ whatif::PreparedTrace PrepareSimulated(sim::SimulatedJob* job) {
 
 Status RunSimulate(const std::vector<std::string>& args) {
   const FlagSpec spec{
-      .with_value = {"preset", "out", "json", "steps-window", "seed", "threads", "usd-per-gpu-hour"},
+      .with_value = {"preset", "out", "json", "steps-window", "seed", "threads",
+                     "usd-per-gpu-hour"},
       .booleans = {"analyze", "no-truth", "list-presets"},
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
@@ -200,7 +212,8 @@ Status RunSimulate(const std::vector<std::string>& args) {
                                             .keep_times = write}));
   trace::OpsTable table;
   if (write) table = sim::ToOpsTable(job, window.first, window.second);
-  PrintSimulation(job, write ? table.size() : job.num_nodes() * job.num_lanes());
+  PrintSimulation(job,
+                  write ? table.size() : job.num_nodes() * job.num_lanes());
   if (write) RETURN_IF_ERROR(WriteOutputs(job, table, *flags.Get("out")));
   if (!flags.Has("analyze")) return Status::Ok();
   const trace::JobMeta meta = sim::MetaOf(job);
@@ -213,18 +226,22 @@ Status RunSimulate(const std::vector<std::string>& args) {
   }
   whatif::WhatIfOptions options;
   ASSIGN_OR_RETURN(std::optional<int64_t> threads, flags.GetInt("threads"));
-  options.threads = static_cast<size_t>(std::max<int64_t>(0, threads.value_or(0)));
-  ASSIGN_OR_RETURN(whatif::WhatIfResult result, whatif::Analyze(prepared, options));
+  options.threads =
+      static_cast<size_t>(std::max<int64_t>(0, threads.value_or(0)));
+  ASSIGN_OR_RETURN(whatif::WhatIfResult result,
+                   whatif::Analyze(prepared, options));
   ASSIGN_OR_RETURN(std::optional<double> price, UsdPerGpuHour(flags));
   const econ::StepCost cost = JobCost(result, meta, price);
   if (auto json = flags.Get("json")) {
-    RETURN_IF_ERROR(Write(*json, report::RenderAnalysisJson(result, meta, cost)));
+    RETURN_IF_ERROR(
+        Write(*json, report::RenderAnalysisJson(result, meta, cost)));
   }
-  std::fputs(report::RenderTerminalSummary(
-                 result, meta,
-                 {.source = "simulated " + job.spec.name, .top = 5, .cost = cost})
-                 .c_str(),
-             stdout);
+  std::fputs(
+      report::RenderTerminalSummary(
+          result, meta,
+          {.source = "simulated " + job.spec.name, .top = 5, .cost = cost})
+          .c_str(),
+      stdout);
   return Status::Ok();
 }
 

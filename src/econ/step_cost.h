@@ -16,7 +16,7 @@ struct StepCost {
   double utilization = 0;                // mean ideal / mean observed step time
   double lost_gpu_seconds_per_step = 0;  // (observed - ideal) x gpus
   double usd_per_gpu_hour = 0;
-  double wasted_usd_per_hour = 0;        // (1 - utilization) x gpus x price
+  double wasted_usd_per_hour = 0;  // (1 - utilization) x gpus x price
 };
 
 // `mean_observed_s` and `mean_ideal_s` are mean step times in seconds.

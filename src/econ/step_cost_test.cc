@@ -18,7 +18,8 @@ TEST(StepCostTest, MotivatingExample) {
 
 // A healthy job loses nothing; a zero step time is not a division by zero.
 TEST(StepCostTest, EdgeCases) {
-  EXPECT_DOUBLE_EQ(ComputeStepCost(1.0, 1.0, 8, 2.0).lost_gpu_seconds_per_step, 0);
+  EXPECT_DOUBLE_EQ(ComputeStepCost(1.0, 1.0, 8, 2.0).lost_gpu_seconds_per_step,
+                   0);
   EXPECT_DOUBLE_EQ(ComputeStepCost(0.0, 0.0, 8, 2.0).utilization, 0);
 }
 

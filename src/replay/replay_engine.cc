@@ -160,8 +160,8 @@ void WindowStepTimes(const ReplayInput& in, const Window& w,
 
 }  // namespace
 
-StepTimes Replay(const ReplayInput& in, ReplayWorkspace* ws,
-                 ReplayTimes* keep, const WindowVisitor& visit) {
+StepTimes Replay(const ReplayInput& in, ReplayWorkspace* ws, ReplayTimes* keep,
+                 const WindowVisitor& visit) {
   const size_t n = in.graph->num_nodes();
   assert(in.cost.rows.size() == n && in.cost.values.size() == n);
   assert(in.launch_delay.empty() || in.launch_delay.size() == n * in.num_lanes);

@@ -72,10 +72,10 @@ struct ReplayTimes {
 
 // Scratch reused across replays (no allocation once warm).
 struct ReplayWorkspace {
-  UninitBuffer<double> start, end;  // [node * window_lanes + lane]
-  UninitBuffer<double> rendezvous;  // per lane of a window
+  UninitBuffer<double> start, end;          // [node * window_lanes + lane]
+  UninitBuffer<double> rendezvous;          // per lane of a window
   UninitBuffer<double> lane_max, lane_opt;  // per lane of a window
-  std::vector<const double*> rows;  // per node, offset to the window
+  std::vector<const double*> rows;          // per node, offset to the window
 };
 
 // The times of one window of lanes, for callers that reduce them on the fly

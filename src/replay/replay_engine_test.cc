@@ -129,15 +129,17 @@ TEST(ReplayTest, WindowsDoNotChangeResults) {
 TEST(ReplayTest, QuorumIgnoresTheLastArrivals) {
   const DepGraph g = SmallGraph(true);
   // Node 1 costs 2, 5 and 9 on the three lanes: node 3 starts at 3, 6, 10.
-  const std::vector<double> cost = {1, 1, 1, 2, 5, 9, 0.5, 0.5, 0.5,
-                                    0.25, 0.25, 0.25};
+  const std::vector<double> cost = {1,   1,   1,   2,    5,    9,
+                                    0.5, 0.5, 0.5, 0.25, 0.25, 0.25};
   const auto rows = DenseRows(cost, 4, 3);
   const std::vector<double> values(4, 0.0);
   const std::vector<uint32_t> sync = {0, 3};
   const std::vector<NodeId> optimizer = {3};
-  ReplayInput in{.graph = &g, .num_lanes = 3,
+  ReplayInput in{.graph = &g,
+                 .num_lanes = 3,
                  .cost = {.rows = rows, .values = values},
-                 .launch_delay = {}, .sync_offsets = sync,
+                 .launch_delay = {},
+                 .sync_offsets = sync,
                  .optimizer_nodes = optimizer};
   ReplayWorkspace ws;
   EXPECT_DOUBLE_EQ(replay::Replay(in, &ws).opt[0], 10.25);

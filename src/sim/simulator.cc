@@ -32,20 +32,30 @@ struct Layout {
   int64_t Rank(int32_t d, int32_t s, int32_t c, int32_t t) const {
     return ((int64_t{s} * dp + d) * cp + c) * tp + t;
   }
-  int32_t Dp(int64_t r) const { return static_cast<int32_t>(r / (tp * cp) % dp); }
-  int32_t Pp(int64_t r) const { return static_cast<int32_t>(r / (int64_t{tp} * cp * dp)); }
+  int32_t Dp(int64_t r) const {
+    return static_cast<int32_t>(r / (tp * cp) % dp);
+  }
+  int32_t Pp(int64_t r) const {
+    return static_cast<int32_t>(r / (int64_t{tp} * cp * dp));
+  }
   int32_t Tp(int64_t r) const { return static_cast<int32_t>(r % tp); }
   int32_t Cp(int64_t r) const { return static_cast<int32_t>(r / tp % cp); }
-  int32_t Node(int64_t r) const { return static_cast<int32_t>(r / gpus_per_node); }
+  int32_t Node(int64_t r) const {
+    return static_cast<int32_t>(r / gpus_per_node);
+  }
   int64_t World() const { return int64_t{dp} * pp * tp * cp; }
 };
 
 const char* KindName(Kind kind) {
   switch (kind) {
-    case Kind::kSlowWorker: return "slow_worker";
-    case Kind::kGcPause: return "gc_pause";
-    case Kind::kSlowLink: return "slow_link";
-    case Kind::kDataloaderStall: return "dataloader_stall";
+    case Kind::kSlowWorker:
+      return "slow_worker";
+    case Kind::kGcPause:
+      return "gc_pause";
+    case Kind::kSlowLink:
+      return "slow_link";
+    case Kind::kDataloaderStall:
+      return "dataloader_stall";
   }
   return "";
 }
@@ -54,13 +64,15 @@ const char* KindName(Kind kind) {
 double ApplyNoise(const NoiseSpec& noise, double x, const DrawKey& key) {
   if (x == 0.0) return 0.0;
   switch (noise.kind) {
-    case NoiseSpec::Kind::kNone: return x;
+    case NoiseSpec::Kind::kNone:
+      return x;
     case NoiseSpec::Kind::kLognormal:
       return x * std::exp(noise.sigma * StandardNormal(key) -
                           noise.sigma * noise.sigma / 2);
     case NoiseSpec::Kind::kNormal:
       return std::max(0.0, x + noise.sd_ms * kMs * StandardNormal(key));
-    case NoiseSpec::Kind::kExponential: return -x * std::log(Uniform(key));
+    case NoiseSpec::Kind::kExponential:
+      return -x * std::log(Uniform(key));
   }
   return x;
 }
@@ -87,13 +99,15 @@ class JobFiller {
     cost->resize(job_.num_nodes() * lanes_);
     delay->assign(job_.num_nodes() * lanes_, 0.0f);
     PrecomputeFactors();
-    for (size_t v = 0; v < job_.num_nodes(); ++v) CostRow(v, cost->data() + v * lanes_);
+    for (size_t v = 0; v < job_.num_nodes(); ++v)
+      CostRow(v, cost->data() + v * lanes_);
     for (size_t i = 0; i < spec_.stragglers.size(); ++i) {
       if (static_cast<int64_t>(i) == skip_) continue;
       const StragglerSpec& st = spec_.stragglers[i];
       if (st.kind == Kind::kGcPause) GcPauses(i, delay);
       if (st.kind == Kind::kDataloaderStall) Stalls(i, delay);
-      if (affected_ && (st.kind == Kind::kSlowWorker || st.kind == Kind::kSlowLink)) {
+      if (affected_ &&
+          (st.kind == Kind::kSlowWorker || st.kind == Kind::kSlowLink)) {
         for (size_t k = 0; k < job_.steps.size(); ++k) {
           if (Active(i, k)) (*affected_)[i].push_back(job_.steps[k]);
         }
@@ -107,7 +121,9 @@ class JobFiller {
     const int32_t pp = spec_.job.pp;
     std::vector<double> layers(static_cast<size_t>(pp), 1.0);
     if (!model.layers_per_stage.empty()) {
-      for (int32_t s = 0; s < pp; ++s) layers[static_cast<size_t>(s)] = model.layers_per_stage[static_cast<size_t>(s)];
+      for (int32_t s = 0; s < pp; ++s)
+        layers[static_cast<size_t>(s)] =
+            model.layers_per_stage[static_cast<size_t>(s)];
     } else if (model.layers > 0) {
       std::fill(layers.begin(), layers.end(), double(model.layers) / pp);
     }
@@ -124,7 +140,8 @@ class JobFiller {
   bool Active(size_t i, size_t k) const {
     const StragglerSpec& st = spec_.stragglers[i];
     const auto step = static_cast<int64_t>(k);
-    if (st.steps && (step < st.steps->first || step > st.steps->second)) return false;
+    if (st.steps && (step < st.steps->first || step > st.steps->second))
+      return false;
     if (st.probability >= 1.0) return true;
     return Uniform({spec_.job.seed, kActive, i, k}) < st.probability;
   }
@@ -135,14 +152,21 @@ class JobFiller {
       case OpType::kForwardSend:
       case OpType::kForwardRecv:
       case OpType::kBackwardSend:
-      case OpType::kBackwardRecv: return c.p2p_ms;
-      case OpType::kParamsAllGather: return c.dp_allgather_ms;
+      case OpType::kBackwardRecv:
+        return c.p2p_ms;
+      case OpType::kParamsAllGather:
+        return c.dp_allgather_ms;
       case OpType::kGradsReduceScatter:
-      case OpType::kSeparateGradsAllReduce: return c.dp_reducescatter_ms;
-      case OpType::kLayernormGradsAllReduce: return c.layernorm_ms;
-      case OpType::kEmbeddingGradsAllReduce: return c.embedding_ms;
-      case OpType::kOptimizerClipMainGrad: return c.clip_ms;
-      default: return 0.0;
+      case OpType::kSeparateGradsAllReduce:
+        return c.dp_reducescatter_ms;
+      case OpType::kLayernormGradsAllReduce:
+        return c.layernorm_ms;
+      case OpType::kEmbeddingGradsAllReduce:
+        return c.embedding_ms;
+      case OpType::kOptimizerClipMainGrad:
+        return c.clip_ms;
+      default:
+        return 0.0;
     }
   }
 
@@ -151,12 +175,14 @@ class JobFiller {
   // on which step, which DP groups / workers a slow link's node touches, and
   // the sequence factor of every (lane, microbatch).
   void PrecomputeFactors() {
-    const size_t steps = job_.steps.size(), dp = static_cast<size_t>(layout_.dp);
+    const size_t steps = job_.steps.size(),
+                 dp = static_cast<size_t>(layout_.dp);
     const size_t pp = static_cast<size_t>(layout_.pp);
     active_.assign(spec_.stragglers.size() * steps, 0);
     for (size_t i = 0; i < spec_.stragglers.size(); ++i) {
       for (size_t k = 0; k < steps; ++k) {
-        active_[i * steps + k] = static_cast<int64_t>(i) != skip_ && Active(i, k);
+        active_[i * steps + k] =
+            static_cast<int64_t>(i) != skip_ && Active(i, k);
       }
     }
     slow_.assign(steps * dp * pp, 1.0);
@@ -167,7 +193,8 @@ class JobFiller {
         const auto d = static_cast<size_t>(layout_.Dp(st.rank));
         const auto st_pp = static_cast<size_t>(layout_.Pp(st.rank));
         for (size_t k = 0; k < steps; ++k) {
-          if (active_[i * steps + k]) slow_[(k * dp + d) * pp + st_pp] *= st.factor;
+          if (active_[i * steps + k])
+            slow_[(k * dp + d) * pp + st_pp] *= st.factor;
         }
       }
       if (st.kind == Kind::kSlowLink) links_.push_back(LinkOf(i));
@@ -194,11 +221,14 @@ class JobFiller {
   Link LinkOf(size_t i) const {
     const StragglerSpec& st = spec_.stragglers[i];
     const auto pp = static_cast<size_t>(layout_.pp);
-    Link link{i, st.factor, std::vector<uint8_t>(static_cast<size_t>(layout_.dp) * pp, 0),
+    Link link{i, st.factor,
+              std::vector<uint8_t>(static_cast<size_t>(layout_.dp) * pp, 0),
               std::vector<uint8_t>(pp, 0)};
     const int64_t first = int64_t{st.node} * layout_.gpus_per_node;
-    for (int64_t r = first; r < first + layout_.gpus_per_node && r < layout_.World(); ++r) {
-      const auto d = static_cast<size_t>(layout_.Dp(r)), s = static_cast<size_t>(layout_.Pp(r));
+    for (int64_t r = first;
+         r < first + layout_.gpus_per_node && r < layout_.World(); ++r) {
+      const auto d = static_cast<size_t>(layout_.Dp(r)),
+                 s = static_cast<size_t>(layout_.Pp(r));
       link.on_worker[d * pp + s] = 1;
       link.on_stage[s] = 1;
       link.any = true;
@@ -215,41 +245,53 @@ class JobFiller {
     };
     switch (type) {
       case OpType::kForwardSend:
-      case OpType::kBackwardRecv: return on(s) || on((s + 1) % pp);
+      case OpType::kBackwardRecv:
+        return on(s) || on((s + 1) % pp);
       case OpType::kForwardRecv:
-      case OpType::kBackwardSend: return on(s) || on((s - 1 + pp) % pp);
-      case OpType::kEmbeddingGradsAllReduce: return on(0) || on(pp - 1);
-      case OpType::kLayernormGradsAllReduce: return on(s);
+      case OpType::kBackwardSend:
+        return on(s) || on((s - 1 + pp) % pp);
+      case OpType::kEmbeddingGradsAllReduce:
+        return on(0) || on(pp - 1);
+      case OpType::kLayernormGradsAllReduce:
+        return on(s);
       case OpType::kParamsAllGather:
       case OpType::kGradsReduceScatter:
       case OpType::kSeparateGradsAllReduce:
         return link.on_stage[static_cast<size_t>(s)] != 0;
-      case OpType::kOptimizerClipMainGrad: return link.any;
-      default: return false;
+      case OpType::kOptimizerClipMainGrad:
+        return link.any;
+      default:
+        return false;
     }
   }
 
   void CostRow(size_t v, double* row) const {
     const graph::OpKey& key = job_.schedule.model.keys[v];
-    const size_t dp = static_cast<size_t>(layout_.dp), steps = job_.steps.size();
+    const size_t dp = static_cast<size_t>(layout_.dp),
+                 steps = job_.steps.size();
     const auto pp = static_cast<size_t>(layout_.pp);
     const auto stage = static_cast<size_t>(key.stage);
     const uint64_t seed = spec_.job.seed;
     if (key.type == OpType::kOptimizer || key.type == OpType::kGc) {
-      const double x = key.type == OpType::kOptimizer ? spec_.compute.optimizer_ms * kMs : 0.0;
+      const double x = key.type == OpType::kOptimizer
+                           ? spec_.compute.optimizer_ms * kMs
+                           : 0.0;
       std::fill(row, row + lanes_, x);
       return;
     }
     if (trace::IsCompute(key.type)) {
-      const double ms = key.type == OpType::kForwardCompute ? spec_.compute.forward_ms
-                                                            : spec_.compute.backward_ms;
+      const double ms = key.type == OpType::kForwardCompute
+                            ? spec_.compute.forward_ms
+                            : spec_.compute.backward_ms;
       const double base = ms * kMs * stage_factor_[stage] / spec_.job.vpp;
-      const auto mb = static_cast<size_t>(std::max(job_.schedule.microbatch[v], 0));
+      const auto mb =
+          static_cast<size_t>(std::max(job_.schedule.microbatch[v], 0));
       for (size_t l = 0; l < lanes_; ++l) {
         const size_t k = l / dp, d = l % dp;
         const double x = base * seq_factor_[l * static_cast<size_t>(m_) + mb] *
                          slow_[(k * dp + d) * pp + stage];
-        row[l] = ApplyNoise(spec_.compute.noise, x, {seed, kComputeNoise, v, k, d});
+        row[l] =
+            ApplyNoise(spec_.compute.noise, x, {seed, kComputeNoise, v, k, d});
       }
       return;
     }
@@ -270,7 +312,8 @@ class JobFiller {
   double SequenceFactor(size_t lane, int32_t mb) const {
     const SequenceSection& seq = spec_.sequences;
     if (mb < 0 || job_.sequences.empty()) return 1.0;
-    const auto& lengths = job_.sequences[lane * static_cast<size_t>(m_) + static_cast<size_t>(mb)];
+    const auto& lengths = job_.sequences[lane * static_cast<size_t>(m_) +
+                                         static_cast<size_t>(mb)];
     if (reference_ <= 0) reference_ = ReferenceLength();
     const double ref = reference_;
     const double n = static_cast<double>(lengths.size());
@@ -287,12 +330,17 @@ class JobFiller {
   double ReferenceLength() const {
     const SequenceSection& seq = spec_.sequences;
     switch (seq.kind) {
-      case SequenceSection::Kind::kFixed: return static_cast<double>(seq.length);
-      case SequenceSection::Kind::kLognormal: return seq.median;
+      case SequenceSection::Kind::kFixed:
+        return static_cast<double>(seq.length);
+      case SequenceSection::Kind::kLognormal:
+        return seq.median;
       case SequenceSection::Kind::kFile: {
         if (seq.lengths.empty()) return 1.0;
         std::vector<int64_t> sorted(seq.lengths);
-        std::nth_element(sorted.begin(), sorted.begin() + static_cast<ptrdiff_t>(sorted.size() / 2), sorted.end());
+        std::nth_element(
+            sorted.begin(),
+            sorted.begin() + static_cast<ptrdiff_t>(sorted.size() / 2),
+            sorted.end());
         return static_cast<double>(sorted[sorted.size() / 2]);
       }
     }
@@ -301,7 +349,8 @@ class JobFiller {
 
  private:
   // The traced workers whose TP x CP group holds a selected rank of `st`.
-  std::vector<std::pair<int32_t, int32_t>> Workers(const StragglerSpec& st) const {
+  std::vector<std::pair<int32_t, int32_t>> Workers(
+      const StragglerSpec& st) const {
     std::vector<std::pair<int32_t, int32_t>> out;
     if (st.all_ranks) {
       for (int32_t s = 0; s < layout_.pp; ++s) {
@@ -318,7 +367,8 @@ class JobFiller {
   }
 
   size_t ForwardNode(int32_t stage, int32_t seq) const {
-    return static_cast<size_t>(job_.schedule.model.index.Find({OpType::kForwardCompute, seq, stage}));
+    return static_cast<size_t>(
+        job_.schedule.model.index.Find({OpType::kForwardCompute, seq, stage}));
   }
 
   void GcPauses(size_t i, BigVector<float>* delay) {
@@ -329,7 +379,8 @@ class JobFiller {
     const int64_t group = int64_t{layout_.tp} * layout_.cp;
     for (size_t k = 0; k < job_.steps.size(); ++k) {
       const auto step = static_cast<int64_t>(k);
-      if (st.steps && (step < st.steps->first || step > st.steps->second)) continue;
+      if (st.steps && (step < st.steps->first || step > st.steps->second))
+        continue;
       bool any = false;
       for (auto [d, s] : workers) {
         int32_t where = 0;
@@ -339,13 +390,20 @@ class JobFiller {
           bool paused = false;
           for (int64_t g = 0; g < group && !paused; ++g) {
             const int64_t rank = layout_.Rank(d, s, 0, 0) + g;
-            paused = Uniform({spec_.job.seed, kGcDraw + (i << 8), static_cast<uint64_t>(rank), k}) < st.rate_per_step;
+            paused =
+                Uniform({spec_.job.seed, kGcDraw + (i << 8),
+                         static_cast<uint64_t>(rank), k}) < st.rate_per_step;
           }
           if (!paused) continue;
-          where = static_cast<int32_t>(Uniform({spec_.job.seed, kGcWhere, i, k, static_cast<uint64_t>(layout_.Rank(d, s, 0, 0))}) * forwards);
+          where = static_cast<int32_t>(
+              Uniform({spec_.job.seed, kGcWhere, i, k,
+                       static_cast<uint64_t>(layout_.Rank(d, s, 0, 0))}) *
+              forwards);
         }
-        const size_t lane = k * static_cast<size_t>(layout_.dp) + static_cast<size_t>(d);
-        (*delay)[ForwardNode(s, std::min(where, forwards - 1)) * lanes_ + lane] += pause;
+        const size_t lane =
+            k * static_cast<size_t>(layout_.dp) + static_cast<size_t>(d);
+        (*delay)[ForwardNode(s, std::min(where, forwards - 1)) * lanes_ +
+                 lane] += pause;
         any = true;
       }
       if (any && affected_) (*affected_)[i].push_back(job_.steps[k]);
@@ -359,15 +417,17 @@ class JobFiller {
     const auto workers = Workers(st);
     for (size_t k = 0; k < job_.steps.size(); ++k) {
       const auto step = static_cast<int64_t>(k);
-      if (st.steps && (step < st.steps->first || step > st.steps->second)) continue;
+      if (st.steps && (step < st.steps->first || step > st.steps->second))
+        continue;
       bool any = false;
       for (auto [d, s] : workers) {
         const auto worker = static_cast<uint64_t>(layout_.Rank(d, s, 0, 0));
-        if (st.probability < 1.0 &&
-            Uniform({spec_.job.seed, kActive, i, k, worker + 1}) >= st.probability) {
+        if (st.probability < 1.0 && Uniform({spec_.job.seed, kActive, i, k,
+                                             worker + 1}) >= st.probability) {
           continue;
         }
-        const size_t lane = k * static_cast<size_t>(layout_.dp) + static_cast<size_t>(d);
+        const size_t lane =
+            k * static_cast<size_t>(layout_.dp) + static_cast<size_t>(d);
         (*delay)[ForwardNode(s, 0) * lanes_ + lane] += stall;
         any = true;
       }
@@ -381,8 +441,8 @@ class JobFiller {
   size_t lanes_;
   int32_t m_;
   std::vector<double> stage_factor_;
-  std::vector<uint8_t> active_;     // [injection * steps + step]
-  std::vector<double> slow_;        // [(step * dp + d) * pp + stage]
+  std::vector<uint8_t> active_;  // [injection * steps + step]
+  std::vector<double> slow_;     // [(step * dp + d) * pp + stage]
   std::vector<Link> links_;
   std::vector<double> seq_factor_;  // [lane * microbatches + microbatch]
   mutable double reference_ = 0;    // the reference sequence length
@@ -392,23 +452,30 @@ class JobFiller {
 
 void DrawSequences(SimulatedJob* job, double reference) {
   const SequenceSection& seq = job->spec.sequences;
-  const size_t count = job->num_lanes() * static_cast<size_t>(job->spec.job.microbatches);
+  const size_t count =
+      job->num_lanes() * static_cast<size_t>(job->spec.job.microbatches);
   job->sequences.assign(count, {});
   const auto n = static_cast<size_t>(std::max(1, seq.per_microbatch));
   for (size_t idx = 0; idx < count; ++idx) {
     auto& lengths = job->sequences[idx];
     for (size_t j = 0; j < n; ++j) {
       switch (seq.kind) {
-        case SequenceSection::Kind::kFixed: lengths.push_back(seq.length); break;
+        case SequenceSection::Kind::kFixed:
+          lengths.push_back(seq.length);
+          break;
         case SequenceSection::Kind::kLognormal: {
-          const double z = StandardNormal({job->spec.job.seed, kSequence, idx, j});
-          const auto s = static_cast<int64_t>(std::llround(seq.median * std::exp(seq.sigma * z)));
+          const double z =
+              StandardNormal({job->spec.job.seed, kSequence, idx, j});
+          const auto s = static_cast<int64_t>(
+              std::llround(seq.median * std::exp(seq.sigma * z)));
           lengths.push_back(std::clamp<int64_t>(s, 1, seq.max));
           break;
         }
         case SequenceSection::Kind::kFile:
-          lengths.push_back(seq.lengths.empty() ? static_cast<int64_t>(reference)
-                                                : seq.lengths[(idx * n + j) % seq.lengths.size()]);
+          lengths.push_back(
+              seq.lengths.empty()
+                  ? static_cast<int64_t>(reference)
+                  : seq.lengths[(idx * n + j) % seq.lengths.size()]);
           break;
       }
     }
@@ -466,15 +533,17 @@ int64_t SimulatedJob::WorkerRank(int32_t dp, int32_t stage) const {
   return ((int64_t{stage} * dp_replicas + dp) * spec.job.cp) * spec.job.tp;
 }
 
-Result<SimulatedJob> Simulate(const JobSpec& spec, const SimulateOptions& options) {
+Result<SimulatedJob> Simulate(const JobSpec& spec,
+                              const SimulateOptions& options) {
   RETURN_IF_ERROR(ValidateJobSpec(spec));
   SimulatedJob job;
   job.spec = spec;
   job.dp_replicas = spec.job.dp + spec.job.backup_workers;
   for (int64_t k = 0; k < spec.job.steps; ++k) job.steps.push_back(k);
-  ASSIGN_OR_RETURN(job.schedule,
-                   BuildScheduleModel(spec.job.pp, spec.job.vpp, spec.job.microbatches,
-                                      int64_t{job.dp_replicas} * spec.job.cp > 1));
+  ASSIGN_OR_RETURN(
+      job.schedule,
+      BuildScheduleModel(spec.job.pp, spec.job.vpp, spec.job.microbatches,
+                         int64_t{job.dp_replicas} * spec.job.cp > 1));
   JobFiller filler(job);
   DrawSequences(&job, filler.ReferenceLength());
   std::vector<std::vector<int64_t>> affected;
@@ -484,20 +553,22 @@ Result<SimulatedJob> Simulate(const JobSpec& spec, const SimulateOptions& option
   } else {
     const size_t n = job.num_nodes(), lanes = job.num_lanes();
     job.start32.resize(n * lanes);
-    job.step_times = Run(job, job.cost, job.launch_delay, nullptr,
-                         [&](const replay::WindowTimes& w) {
-                           for (size_t v = 0; v < n; ++v) {
-                             for (size_t l = 0; l < w.lanes; ++l) {
-                               job.start32[v * lanes + w.lo + l] =
-                                   static_cast<float>(w.start[v * w.stride + l]);
-                             }
-                           }
-                         });
+    job.step_times =
+        Run(job, job.cost, job.launch_delay, nullptr,
+            [&](const replay::WindowTimes& w) {
+              for (size_t v = 0; v < n; ++v) {
+                for (size_t l = 0; l < w.lanes; ++l) {
+                  job.start32[v * lanes + w.lo + l] =
+                      static_cast<float>(w.start[v * w.stride + l]);
+                }
+              }
+            });
   }
   const BigVector<float> no_delay;
   const double with = PairwiseMean(job.step_times.opt);
   const double with_blocking =
-      options.truth ? PairwiseMean(Run(job, job.cost, no_delay, nullptr).opt) : 0.0;
+      options.truth ? PairwiseMean(Run(job, job.cost, no_delay, nullptr).opt)
+                    : 0.0;
   for (size_t i = 0; i < spec.stragglers.size(); ++i) {
     TruthRecord t;
     DescribeTruth(job, i, &t);
@@ -519,7 +590,8 @@ Result<SimulatedJob> Simulate(const JobSpec& spec, const SimulateOptions& option
   return job;
 }
 
-trace::OpsTable ToOpsTable(const SimulatedJob& job, int64_t first_step, int64_t last_step) {
+trace::OpsTable ToOpsTable(const SimulatedJob& job, int64_t first_step,
+                           int64_t last_step) {
   trace::OpsTable table;
   const size_t n = job.num_nodes(), lanes = job.num_lanes();
   const auto dp = static_cast<size_t>(job.dp_replicas);
@@ -539,11 +611,13 @@ trace::OpsTable ToOpsTable(const SimulatedJob& job, int64_t first_step, int64_t 
         for (size_t v = 0; v < n; ++v) {
           const graph::OpKey& key = job.schedule.model.keys[v];
           if (key.stage != s) continue;
-          const int64_t start = std::llround(job.times.start[v * lanes + l] * 1e9);
+          const int64_t start =
+              std::llround(job.times.start[v * lanes + l] * 1e9);
           const int64_t end = std::llround(job.times.end[v * lanes + l] * 1e9);
           const int32_t mb = job.schedule.microbatch[v];
           const int32_t chunk = job.schedule.chunk[v];
-          table.rank.push_back(static_cast<int32_t>(job.WorkerRank(static_cast<int32_t>(d), s)));
+          table.rank.push_back(
+              static_cast<int32_t>(job.WorkerRank(static_cast<int32_t>(d), s)));
           table.dp.push_back(static_cast<int32_t>(d));
           table.pp.push_back(s);
           table.step.push_back(step);
@@ -551,14 +625,17 @@ trace::OpsTable ToOpsTable(const SimulatedJob& job, int64_t first_step, int64_t 
           table.seq_id.push_back(key.seq_id);
           table.chunk.push_back(chunk);
           table.microbatch.push_back(trace::IsCompute(key.type) ? mb : -1);
-          table.global_chunk.push_back(trace::IsCompute(key.type) ? chunk * pp + s : -1);
+          table.global_chunk.push_back(
+              trace::IsCompute(key.type) ? chunk * pp + s : -1);
           table.start_ns.push_back(origin_ns + start);
           table.dur_ns.push_back(std::max<int64_t>(0, end - start));
           table.tp.push_back(0);
           int64_t tokens = 0;
           std::string lens;
           if (trace::IsCompute(key.type) && mb >= 0) {
-            for (int64_t x : job.sequences[l * static_cast<size_t>(job.spec.job.microbatches) + static_cast<size_t>(mb)]) {
+            for (int64_t x : job.sequences[l * static_cast<size_t>(
+                                                   job.spec.job.microbatches) +
+                                           static_cast<size_t>(mb)]) {
               tokens += x;
               lens += (lens.empty() ? "" : ";") + std::to_string(x);
             }

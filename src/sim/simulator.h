@@ -31,11 +31,11 @@ namespace strag::sim {
 
 // What one injection did.
 struct TruthRecord {
-  std::string kind;        // slow_worker, gc_pause, slow_link, dataloader_stall
-  int64_t rank = -1;       // injected global rank (-1: many ranks / a node)
+  std::string kind;   // slow_worker, gc_pause, slow_link, dataloader_stall
+  int64_t rank = -1;  // injected global rank (-1: many ranks / a node)
   int32_t dp = -1, pp = -1, tp = -1, cp = -1;  // of `rank`
   int32_t node = -1;
-  int64_t worker_rank = -1;  // the traced worker that stands for `rank`
+  int64_t worker_rank = -1;       // the traced worker that stands for `rank`
   std::vector<int64_t> tp_group;  // global ranks of that worker's TP group
   std::vector<int64_t> steps;     // steps where it acted
   double factor = 1.0;
@@ -52,8 +52,8 @@ struct TruthRecord {
 struct SimulatedJob {
   JobSpec spec;
   ScheduleModel schedule;
-  int32_t dp_replicas = 1;       // dp + backup_workers
-  std::vector<int64_t> steps;    // step ids 0..steps-1
+  int32_t dp_replicas = 1;     // dp + backup_workers
+  std::vector<int64_t> steps;  // step ids 0..steps-1
   // Per (node, lane), lane = step * dp_replicas + dp: op cost (duration or
   // transfer time, s) and host launch delay (s).
   BigVector<double> cost;

@@ -41,7 +41,8 @@ JobSpec DpOnly(int32_t dp, int32_t steps, double forward_ms) {
 // iid normal compute N(100 ms, 5 ms) on N workers: the mean step is the
 // expected maximum mu + sigma * e_N (e_N from whatif-method.md §5.2).
 TEST(SimulatorTest, DpOnlyNormalNoiseMatchesExpectedMaximum) {
-  for (auto [n, e_n] : {std::pair{64, 2.3437}, {1024, 3.2482}, {4096, 3.6261}}) {
+  for (auto [n, e_n] :
+       {std::pair{64, 2.3437}, {1024, 3.2482}, {4096, 3.6261}}) {
     JobSpec spec = DpOnly(n, n >= 4096 ? 60 : 200, 100.0);
     spec.compute.noise = {.kind = NoiseSpec::Kind::kNormal, .sd_ms = 5.0};
     auto job = Simulate(spec, {.truth = false});
@@ -92,10 +93,19 @@ TEST(SimulatorTest, TwoPointStallsMatchClosedForm) {
 TEST(SimulatorTest, SlowWorkerIsFoundByTheAnalysis) {
   JobSpec spec;
   spec.name = "small";
-  spec.job = {.dp = 4, .pp = 4, .tp = 4, .cp = 1, .vpp = 1, .microbatches = 8,
-              .steps = 6, .gpus_per_node = 8};
-  spec.compute = {.forward_ms = 10, .backward_ms = 20, .optimizer_ms = 1,
-                  .noise = {.kind = NoiseSpec::Kind::kLognormal, .sigma = 0.02}};
+  spec.job = {.dp = 4,
+              .pp = 4,
+              .tp = 4,
+              .cp = 1,
+              .vpp = 1,
+              .microbatches = 8,
+              .steps = 6,
+              .gpus_per_node = 8};
+  spec.compute = {
+      .forward_ms = 10,
+      .backward_ms = 20,
+      .optimizer_ms = 1,
+      .noise = {.kind = NoiseSpec::Kind::kLognormal, .sigma = 0.02}};
   spec.comm.p2p_ms = 0.2;
   spec.comm.dp_allgather_ms = 2;
   spec.comm.dp_reducescatter_ms = 3;

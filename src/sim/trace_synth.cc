@@ -13,11 +13,12 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
                                         const LaunchDelayFn& launch_delay) {
   if (job.dp < 1 || job.pp < 1 || job.vpp < 1 || job.microbatches < 1 ||
       job.steps.empty()) {
-    return InvalidInput("a job needs dp, pp, vpp, microbatches >= 1 and a step");
+    return InvalidInput(
+        "a job needs dp, pp, vpp, microbatches >= 1 and a step");
   }
-  ASSIGN_OR_RETURN(ScheduleModel schedule,
-                   BuildScheduleModel(job.pp, job.vpp, job.microbatches,
-                                      job.dp > 1));
+  ASSIGN_OR_RETURN(
+      ScheduleModel schedule,
+      BuildScheduleModel(job.pp, job.vpp, job.microbatches, job.dp > 1));
   const graph::MegatronModel& model = schedule.model;
   const size_t n = model.keys.size();
   const size_t lanes = job.steps.size() * static_cast<size_t>(job.dp);
@@ -36,9 +37,8 @@ Result<trace::OpsTable> SynthesizeTrace(const SynthJob& job, const CostFn& cost,
   for (size_t v = 0; v < n; ++v) {
     const graph::OpKey& key = model.keys[v];
     for (size_t l = 0; l < lanes; ++l) {
-      const SynthOp op{lane_step(l), lane_dp(l),
-                       key.stage,    key.type,
-                       key.seq_id,   schedule.microbatch[v],
+      const SynthOp op{lane_step(l),     lane_dp(l), key.stage,
+                       key.type,         key.seq_id, schedule.microbatch[v],
                        schedule.chunk[v]};
       costs[v * lanes + l] = cost(op);
       if (launch_delay) {

@@ -18,7 +18,6 @@ namespace {
 
 using trace::OpType;
 
-
 // Deterministic 1F1B with zero communication: the step takes exactly
 // (m + p - 1)(t_f + t_b) (whatif-method.md §4.1), and nothing straggles.
 TEST(TraceSynthTest, OneFOneBClosedForm) {
@@ -91,9 +90,12 @@ TEST(TraceSynthTest, LaunchDelaysAreRecovered) {
     for (size_t i = 0; i < prepared->num_instances(); ++i) {
       const size_t slot = prepared->Slot(v, i);
       const uint32_t row = prepared->row[slot];
-      const SynthOp op{table->step[row],   table->dp[row],
-                       table->pp[row],     table->op_type[row],
-                       table->seq_id[row], -1,
+      const SynthOp op{table->step[row],
+                       table->dp[row],
+                       table->pp[row],
+                       table->op_type[row],
+                       table->seq_id[row],
+                       -1,
                        -1};
       max_error = std::max(max_error,
                            std::abs(prepared->launch_delay[slot] - delay(op)));

@@ -231,8 +231,9 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
       const double* s = w.start + v * w.stride;
       const float* traced = t.start.data() + v * inst + w.lo;
       for (size_t l = 0; l < w.lanes; ++l) {
-        r.self_test_max_error_s = std::max(
-            r.self_test_max_error_s, std::abs(s[l] - static_cast<double>(traced[l])));
+        r.self_test_max_error_s =
+            std::max(r.self_test_max_error_s,
+                     std::abs(s[l] - static_cast<double>(traced[l])));
       }
     }
   });
@@ -281,7 +282,8 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   Decompose(t, &runners, t.cost, ideal_cost, ideal_opt, mean_ideal_opt, &r);
   ScoreWorkers(t, &r);
 
-  const size_t percent = static_cast<size_t>(std::max(1, options.worst_worker_percent));
+  const size_t percent =
+      static_cast<size_t>(std::max(1, options.worst_worker_percent));
   const size_t num_worst = (percent * t.workers.size() + 99) / 100;  // ceil
   std::vector<Worker> worst;
   for (size_t k = 0; k < num_worst && k < r.workers.size(); ++k) {
@@ -298,9 +300,8 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   RunTasks(&tasks, &runners, cost_nd, ideal_cost);
   const double t_ori = Mean(nd.span);
   for (size_t k = 0; k < selected.size(); ++k) {
-    Counterfactual c =
-        Explain(selected[k], tasks[2 * k], tasks[2 * k + 1], t_ori,
-                mean_ideal_span);
+    Counterfactual c = Explain(selected[k], tasks[2 * k], tasks[2 * k + 1],
+                               t_ori, mean_ideal_span);
     if (k == 0) {
       for (const Worker& w : worst) c.ranks.push_back(w.rank);
       r.fix_worst_workers = std::move(c);

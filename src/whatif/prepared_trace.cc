@@ -40,9 +40,11 @@ Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
   // Every (dp rank, stage) needs ops, so a larger layout is bad input (and
   // must not be allocated).
   if (dp * pp > static_cast<int64_t>(t.size())) {
-    return InvalidInput("the trace has dp ranks up to " + std::to_string(dp - 1) +
-                        " and stages up to " + std::to_string(pp - 1) + " but only " +
-                        std::to_string(t.size()) + " ops: most (dp rank, stage) "
+    return InvalidInput("the trace has dp ranks up to " +
+                        std::to_string(dp - 1) + " and stages up to " +
+                        std::to_string(pp - 1) + " but only " +
+                        std::to_string(t.size()) +
+                        " ops: most (dp rank, stage) "
                         "workers would have none");
   }
   p->dp = static_cast<int32_t>(dp);
@@ -106,7 +108,8 @@ Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
   }
   for (const graph::RefOp& op : ref) {
     // Ids index per-stage tables: bound them by the instance's size.
-    const auto limit = static_cast<int32_t>(std::min<size_t>(ref.size(), 1 << 30));
+    const auto limit =
+        static_cast<int32_t>(std::min<size_t>(ref.size(), 1 << 30));
     if (op.key.seq_id >= limit || op.chunk >= limit) {
       return InvalidInput(
           "step " + std::to_string(ref_step) + ", dp rank 0: " +
@@ -164,12 +167,12 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
   // must not be allocated first.
   const size_t slots = p->num_nodes() * instances;
   if (slots > 2 * t.size() + (size_t{1} << 20)) {
-    return InvalidInput(
-        "the trace has " + std::to_string(t.size()) + " ops but " +
-        std::to_string(p->steps.size()) + " steps x " + std::to_string(p->dp) +
-        " dp ranks x " + std::to_string(p->num_nodes()) +
-        " ops of the reference instance would need " + std::to_string(slots) +
-        ": most steps lack most ops");
+    return InvalidInput("the trace has " + std::to_string(t.size()) +
+                        " ops but " + std::to_string(p->steps.size()) +
+                        " steps x " + std::to_string(p->dp) + " dp ranks x " +
+                        std::to_string(p->num_nodes()) +
+                        " ops of the reference instance would need " +
+                        std::to_string(slots) + ": most steps lack most ops");
   }
   p->row.assign(slots, kEmpty);
   p->start.resize(p->row.size());
@@ -249,11 +252,13 @@ void Preprocess(const BigVector<float>& end, const std::vector<float>& step_min,
       // Latest start of the group's members per instance of the step.
       for (size_t d = 0; d < dp; ++d) {
         float gs = -std::numeric_limits<float>::infinity();
-        for (NodeId m : group.members) gs = std::max(gs, p->start[p->Slot(m, i0 + d)]);
+        for (NodeId m : group.members)
+          gs = std::max(gs, p->start[p->Slot(m, i0 + d)]);
         group_start[d] = gs;
       }
       if (group.dp_sync) {
-        const float all = *std::max_element(group_start.begin(), group_start.end());
+        const float all =
+            *std::max_element(group_start.begin(), group_start.end());
         std::fill(group_start.begin(), group_start.end(), all);
       }
       for (size_t d = 0; d < dp; ++d) {

@@ -160,8 +160,9 @@ Result<Selection> ParseSelection(std::string_view text,
   Selection s{std::string(text), {}};
   const bool no_nodes = std::none_of(base.nodes.begin(), base.nodes.end(),
                                      [](uint8_t b) { return b; });
-  const bool no_instances = std::none_of(base.instances.begin(), base.instances.end(),
-                                         [](uint8_t b) { return b; });
+  const bool no_instances =
+      std::none_of(base.instances.begin(), base.instances.end(),
+                   [](uint8_t b) { return b; });
   if (no_nodes || no_instances) {
     return InvalidInput("selector '" + std::string(text) +
                         "' selects no op of the trace");

@@ -140,9 +140,10 @@ Status Builder::MatchP2p(int32_t stage, OpType p2p, OpType compute,
     }
     const auto cn = static_cast<NodeId>(c);
     const RefOp& cop = ops_[cn];
-    const int64_t gmc = cop.global_chunk >= 0
-                            ? int64_t{cop.global_chunk}
-                            : int64_t{std::max(cop.chunk, 0)} * options_.pp + stage;
+    const int64_t gmc =
+        cop.global_chunk >= 0
+            ? int64_t{cop.global_chunk}
+            : int64_t{std::max(cop.chunk, 0)} * options_.pp + stage;
     const int64_t peer = gmc + delta;
     if (peer < 0 || peer >= num_chunks) {
       model_.noop_nodes.push_back(v);  // type-2: keeps its compute edges
@@ -401,10 +402,12 @@ Result<MegatronModel> BuildMegatronModel(std::span<const RefOp> ref_ops,
   // Sequence ids index dense per-(stage, type) tables: an instance with n
   // ops has no sequence id above n.
   for (const RefOp& op : ref_ops) {
-    if (op.key.seq_id < 0 || static_cast<size_t>(op.key.seq_id) > ref_ops.size()) {
-      return InvalidInput(DescribeOpKey(op.key) + ": seq_id out of range (the "
-                          "instance has " + std::to_string(ref_ops.size()) +
-                          " ops)");
+    if (op.key.seq_id < 0 ||
+        static_cast<size_t>(op.key.seq_id) > ref_ops.size()) {
+      return InvalidInput(DescribeOpKey(op.key) +
+                          ": seq_id out of range (the "
+                          "instance has " +
+                          std::to_string(ref_ops.size()) + " ops)");
     }
   }
   return Builder(ref_ops, options).Build();

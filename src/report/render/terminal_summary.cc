@@ -97,13 +97,15 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
       100.0 * r.waste);
   if (options.cost.gpus > 0) {
     const econ::StepCost& c = options.cost;
-    out += Format("  utilization      %6.1f%%   of the allocated GPU time does "
-                  "useful work (T_ideal / observed step)\n",
-                  100.0 * c.utilization);
-    out += Format("  lost             %7.1f   GPU-seconds per step on %lld "
-                  "GPUs: $%.0f per hour at $%.2f per GPU-hour\n",
-                  c.lost_gpu_seconds_per_step, static_cast<long long>(c.gpus),
-                  c.wasted_usd_per_hour, c.usd_per_gpu_hour);
+    out += Format(
+        "  utilization      %6.1f%%   of the allocated GPU time does "
+        "useful work (T_ideal / observed step)\n",
+        100.0 * c.utilization);
+    out += Format(
+        "  lost             %7.1f   GPU-seconds per step on %lld "
+        "GPUs: $%.0f per hour at $%.2f per GPU-hour\n",
+        c.lost_gpu_seconds_per_step, static_cast<long long>(c.gpus),
+        c.wasted_usd_per_hour, c.usd_per_gpu_hour);
   }
   out += Format(
       "  launch slowdown  %7.4f   observed %s vs T: untraced host "

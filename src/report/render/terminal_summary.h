@@ -13,8 +13,8 @@
 namespace strag::report {
 
 struct SummaryOptions {
-  std::string source;  // what was analysed (file name)
-  int top = 5;         // rows per ranking
+  std::string source;   // what was analysed (file name)
+  int top = 5;          // rows per ranking
   econ::StepCost cost;  // gpus == 0: not shown
 };
 
