@@ -92,12 +92,21 @@ Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
 Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
                   PreparedTrace* p) {
   const int64_t ref_step = p->steps.front();
+  // Without binary32 seconds, times are rebased to the step in int64 first
+  // (absolute nanoseconds would lose their order in binary32).
+  int64_t origin_ns = std::numeric_limits<int64_t>::max();
+  for (size_t r = 0; r < t.size() && !t.has_s32_times(); ++r) {
+    if (t.step[r] == ref_step) origin_ns = std::min(origin_ns, t.start_ns[r]);
+  }
   std::vector<graph::RefOp> ref;
   bool ovlp_dp = false;
   for (size_t r = 0; r < t.size(); ++r) {
     ovlp_dp |= t.op_type[r] == OpType::kSeparateGradsAllReduce;
     if (t.dp[r] != 0 || t.step[r] != ref_step) continue;
-    const float start = t.StartS32(r);
+    const float start =
+        t.has_s32_times()
+            ? t.start_s32[r]
+            : static_cast<float>(static_cast<double>(t.start_ns[r] - origin_ns) * 1e-9);
     ref.push_back(graph::RefOp{
         .key = {t.op_type[r], t.seq_id[r], t.pp[r]},
         .chunk = t.chunk[r],
@@ -179,14 +188,27 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
   p->cost.resize(p->row.size());
   end->resize(p->row.size());
   step_min->assign(p->steps.size(), std::numeric_limits<float>::infinity());
-  size_t step_idx = 0;  // rows usually come grouped by step
+  auto step_index = [&](size_t r, size_t hint) {
+    if (p->steps[hint] == t.step[r]) return hint;  // rows come grouped by step
+    return static_cast<size_t>(
+        std::lower_bound(p->steps.begin(), p->steps.end(), t.step[r]) -
+        p->steps.begin());
+  };
+  // Tables without binary32 seconds (simulated ones) may hold absolute
+  // nanoseconds: rebase each step in int64 before rounding to binary32, whose
+  // spacing at 1e9 s would be 64 s.
+  std::vector<int64_t> origin_ns(p->steps.size(), 0);
+  if (!t.has_s32_times()) {
+    std::fill(origin_ns.begin(), origin_ns.end(), std::numeric_limits<int64_t>::max());
+    for (size_t r = 0, k = 0; r < t.size(); ++r) {
+      k = step_index(r, k);
+      origin_ns[k] = std::min(origin_ns[k], t.start_ns[r]);
+    }
+  }
+  size_t step_idx = 0;
   for (size_t r = 0; r < t.size(); ++r) {
     const graph::OpKey key{t.op_type[r], t.seq_id[r], t.pp[r]};
-    if (p->steps[step_idx] != t.step[r]) {
-      step_idx = static_cast<size_t>(
-          std::lower_bound(p->steps.begin(), p->steps.end(), t.step[r]) -
-          p->steps.begin());
-    }
+    step_idx = step_index(r, step_idx);
     const int64_t v = p->model.index.Find(key);
     if (v < 0) {
       return InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
@@ -202,7 +224,12 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
                           ": " + graph::DescribeOpKey(key) + " appears twice");
     }
     p->row[slot] = static_cast<uint32_t>(r);
-    const float start = t.StartS32(r), dur = t.DurS32(r);
+    const float start =
+        t.has_s32_times()
+            ? t.start_s32[r]
+            : static_cast<float>(
+                  static_cast<double>(t.start_ns[r] - origin_ns[step_idx]) * 1e-9);
+    const float dur = t.DurS32(r);
     p->start[slot] = start;
     (*end)[slot] = start + dur;  // binary32 addition
     p->cost[slot] = dur;
