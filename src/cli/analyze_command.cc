@@ -10,6 +10,7 @@
 #include "ingest/common/file.h"
 #include "ingest/ops_csv/meta_yaml.h"
 #include "ingest/ops_csv/ops_csv_file.h"
+#include "diagnose/diagnosis.h"
 #include "report/render/analysis_json.h"
 #include "report/render/terminal_summary.h"
 #include "whatif/analysis.h"
@@ -166,14 +167,17 @@ Status RunAnalyze(const std::vector<std::string>& args) {
 
   ASSIGN_OR_RETURN(std::optional<double> price, UsdPerGpuHour(flags));
   const econ::StepCost cost = JobCost(result, meta, price);
+  const diagnose::Diagnosis diagnosis = diagnose::Diagnose(
+      prepared, result, {.gpus_per_node = GpusPerNode(meta), .tp = meta.tp});
   if (auto json = flags.Get("json")) {
     RETURN_IF_ERROR(
-        WriteText(*json, report::RenderAnalysisJson(result, meta, cost)));
+        WriteText(*json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
   }
   if (!flags.Has("quiet")) {
     report::SummaryOptions summary{.source = trace_path,
                                    .top = static_cast<int>(top.value_or(5)),
-                                   .cost = cost};
+                                   .cost = cost,
+                                   .diagnosis = &diagnosis};
     std::fputs(report::RenderTerminalSummary(result, meta, summary).c_str(),
                stdout);
   }

@@ -24,6 +24,16 @@ econ::StepCost JobCost(const whatif::WhatIfResult& result,
                                shape.WorldSize(), price);
 }
 
+int32_t GpusPerNode(const trace::JobMeta& meta) {
+  for (const auto& [key, value] : meta.raw) {
+    if (key == "gpus_per_node") {
+      const long n = std::strtol(value.c_str(), nullptr, 10);
+      if (n > 0 && n < (1 << 20)) return static_cast<int32_t>(n);
+    }
+  }
+  return 8;
+}
+
 Result<std::optional<double>> UsdPerGpuHour(const Flags& flags) {
   ASSIGN_OR_RETURN(std::optional<double> price,
                    flags.GetDouble("usd-per-gpu-hour"));

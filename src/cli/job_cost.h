@@ -23,6 +23,9 @@ econ::StepCost JobCost(const whatif::WhatIfResult& result,
                        const trace::JobMeta& meta,
                        std::optional<double> usd_per_gpu_hour);
 
+// The metadata's gpus_per_node, else 8.
+int32_t GpusPerNode(const trace::JobMeta& meta);
+
 // --usd-per-gpu-hour, checked (>= 0).
 Result<std::optional<double>> UsdPerGpuHour(const Flags& flags);
 

@@ -13,6 +13,7 @@
 #include "ingest/common/file.h"
 #include "ingest/common/gzip.h"
 #include "ingest/ops_csv/ops_csv_writer.h"
+#include "diagnose/diagnosis.h"
 #include "report/render/analysis_json.h"
 #include "report/render/terminal_summary.h"
 #include "report/render/truth_json.h"
@@ -232,14 +233,19 @@ Status RunSimulate(const std::vector<std::string>& args) {
                    whatif::Analyze(prepared, options));
   ASSIGN_OR_RETURN(std::optional<double> price, UsdPerGpuHour(flags));
   const econ::StepCost cost = JobCost(result, meta, price);
+  const diagnose::Diagnosis diagnosis = diagnose::Diagnose(
+      prepared, result, {.gpus_per_node = job_spec.job.gpus_per_node, .tp = meta.tp});
   if (auto json = flags.Get("json")) {
     RETURN_IF_ERROR(
-        Write(*json, report::RenderAnalysisJson(result, meta, cost)));
+        Write(*json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
   }
   std::fputs(
       report::RenderTerminalSummary(
           result, meta,
-          {.source = "simulated " + job.spec.name, .top = 5, .cost = cost})
+          {.source = "simulated " + job.spec.name,
+                  .top = 5,
+                  .cost = cost,
+                  .diagnosis = &diagnosis})
           .c_str(),
       stdout);
   return Status::Ok();

@@ -78,11 +78,58 @@ void WriteJob(JsonWriter* w, const WhatIfResult& r, const trace::JobMeta& m) {
   w->EndObject();
 }
 
+void WriteReport(JsonWriter* w, const diagnose::Diagnosis& d,
+                 const econ::StepCost& cost) {
+  w->Key("report");
+  w->BeginObject();
+  if (cost.gpus > 0) w->Field("utilization", cost.utilization);
+  w->FieldString("dominant_cause", d.dominant_cause);
+  w->Key("largest_straggler");
+  w->BeginObject();
+  w->FieldInt("rank", d.largest_straggler.rank);
+  w->FieldInt("dp", d.largest_straggler.dp);
+  w->FieldInt("pp", d.largest_straggler.pp);
+  w->FieldInt("tp", d.largest_straggler.tp);
+  w->FieldInt("node", d.largest_straggler.node);
+  w->EndObject();
+  w->FieldString("scope", d.scope);
+  w->Field("excess_step_time_ms", d.excess_step_time_ms);
+  w->Field("blocking_share", d.blocking_share);
+  w->Key("persistence");
+  w->BeginObject();
+  w->Field("p90_step_slowdown_over_s", d.persistence_p90);
+  w->Key("persistent");
+  w->Bool(d.persistent);
+  w->Field("worst_worker_share_of_steps", d.worst_worker_share);
+  w->EndObject();
+  w->FieldString("probable_cause", diagnose::CauseName(d.probable_cause));
+  w->Field("compute_share", d.compute_share);
+  w->Field("communication_share", d.communication_share);
+  if (cost.gpus > 0) {
+    w->Field("wasted_gpu_seconds_per_step", cost.lost_gpu_seconds_per_step);
+    w->Field("wasted_usd_per_hour", cost.wasted_usd_per_hour);
+  }
+  w->FieldInt("worst_step", d.worst_step);
+  w->Key("findings");
+  w->BeginArray();
+  for (const diagnose::Finding& f : d.findings) {
+    w->BeginObject();
+    w->FieldString("cause", diagnose::CauseName(f.cause));
+    w->Field("confidence", f.confidence);
+    w->FieldIntArray("ranks", f.ranks);
+    w->FieldString("evidence", f.evidence);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
 }  // namespace
 
 std::string RenderAnalysisJson(const WhatIfResult& r,
                                const trace::JobMeta& meta,
-                               const econ::StepCost& cost) {
+                               const econ::StepCost& cost,
+                               const diagnose::Diagnosis* diagnosis) {
   JsonWriter w;
   w.BeginObject();
   w.FieldString("schema", "strag.analysis/1");
@@ -138,6 +185,7 @@ std::string RenderAnalysisJson(const WhatIfResult& r,
   for (const whatif::IdealValue& v : r.ideal) w.Field(v.op_type, v.value_s);
   w.EndObject();
   w.Field("replay_self_test_max_error", r.self_test_max_error_s);
+  if (diagnosis) WriteReport(&w, *diagnosis, cost);
   w.EndObject();
   return w.str() + "\n";
 }

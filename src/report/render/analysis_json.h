@@ -8,16 +8,19 @@
 
 #include <string>
 
+#include "diagnose/diagnosis.h"
 #include "econ/step_cost.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 
 namespace strag::report {
 
-// `cost` (when gpus > 0) adds the "cost" object.
+// `cost` (when gpus > 0) adds the "cost" object, `diagnosis` (when not
+// null) the "report" object.
 std::string RenderAnalysisJson(const whatif::WhatIfResult& result,
                                const trace::JobMeta& meta,
-                               const econ::StepCost& cost = {});
+                               const econ::StepCost& cost = {},
+                               const diagnose::Diagnosis* diagnosis = nullptr);
 
 }  // namespace strag::report
 

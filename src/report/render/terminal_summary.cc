@@ -72,6 +72,38 @@ void Explain(std::string* out, const char* metric, const std::string& what,
       Duration(c.t_rem).c_str(), Duration(c.t_ideal).c_str(), c.add);
 }
 
+// The on-call block: what is lost, who everyone waits for, why.
+void OnCall(std::string* out, const diagnose::Diagnosis& d,
+            const econ::StepCost& cost) {
+  const diagnose::Straggler& s = d.largest_straggler;
+  if (cost.gpus > 0) {
+    *out += Format("  job utilization %.1f%%; dominant cause: %s\n",
+                   100.0 * cost.utilization, d.dominant_cause.c_str());
+  }
+  *out += Format("  largest straggler: global rank %d; scope: %s\n", s.rank,
+                 d.scope.c_str());
+  *out += Format("  excess step time %+.1f ms (%.0f%% blocking, %.0f%% launch "
+                 "delay); persistence: P90 of per-step S/S %.3f (%s), its DP "
+                 "replica slowest in %.0f%% of steps\n",
+                 d.excess_step_time_ms, 100 * d.blocking_share,
+                 100 * (1 - d.blocking_share), d.persistence_p90,
+                 d.persistent ? "persistent" : "transient",
+                 100 * d.worst_worker_share);
+  *out += Format("  probable cause: %s   (lost time: %.0f%% compute, %.0f%% "
+                 "communication)\n",
+                 std::string(diagnose::CauseName(d.probable_cause)).c_str(),
+                 100 * d.compute_share, 100 * d.communication_share);
+  for (size_t k = 0; k < d.findings.size() && k < 4; ++k) {
+    const diagnose::Finding& f = d.findings[k];
+    *out += Format("    %zu. %-26s confidence %.2f: %s\n", k + 1,
+                   std::string(diagnose::CauseName(f.cause)).c_str(),
+                   f.confidence, f.evidence.c_str());
+  }
+  *out += "  next: balance the work, find where synchronization waits, separate "
+          "compute from communication, persistent or transient, then choose a "
+          "mitigation\n\n";
+}
+
 }  // namespace
 
 std::string RenderTerminalSummary(const WhatIfResult& r,
@@ -84,6 +116,7 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
       "workers, %zu steps, %zu ops\n\n",
       r.dp, r.pp, meta.tp, meta.cp, r.vpp, r.workers.size(), r.steps.size(),
       r.num_ops);
+  if (options.diagnosis) OnCall(&out, *options.diagnosis, options.cost);
   const double t = PairwiseMean(r.step_t_replayed);
   const double obs = PairwiseMean(r.step_t_observed);
   const double ideal = r.step_t_ideal.empty() ? 0.0 : r.step_t_ideal[0];

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "diagnose/diagnosis.h"
 #include "econ/step_cost.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
@@ -16,6 +17,7 @@ struct SummaryOptions {
   std::string source;   // what was analysed (file name)
   int top = 5;          // rows per ranking
   econ::StepCost cost;  // gpus == 0: not shown
+  const diagnose::Diagnosis* diagnosis = nullptr;  // not owned; optional
 };
 
 std::string RenderTerminalSummary(const whatif::WhatIfResult& result,

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "diagnose/detectors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace strag::diagnose {
+namespace {
+
+using trace::OpType;
+
+double Clamp01(double x) { return std::isfinite(x) ? std::clamp(x, 0.0, 1.0) : 0.0; }
+
+std::string Format(const char* fmt, double a, double b = 0, double c = 0,
+                   double d = 0) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+  return buf;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Mean forward + backward compute time of every worker [dp][stage], s.
+std::vector<std::vector<double>> WorkerCompute(const whatif::PreparedTrace& t) {
+  const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
+  std::vector<std::vector<double>> sum(dp, std::vector<double>(static_cast<size_t>(t.pp), 0.0));
+  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+    const graph::OpKey& k = t.model.keys[v];
+    if (!trace::IsCompute(k.type)) continue;
+    for (size_t i = 0; i < inst; ++i) {
+      sum[i % dp][static_cast<size_t>(k.stage)] += t.cost[t.Slot(v, i)];
+    }
+  }
+  const double steps = static_cast<double>(t.steps.size());
+  for (auto& row : sum) {
+    for (double& x : row) x /= steps;
+  }
+  return sum;
+}
+
+// The DP rank with the highest un-fix slowdown in each step.
+std::vector<size_t> WorstDpPerStep(const whatif::WhatIfResult& r) {
+  std::vector<size_t> worst(r.steps.size(), 0);
+  const auto& per = r.by_dp_rank.per_step;
+  for (size_t s = 0; s < r.steps.size(); ++s) {
+    for (size_t d = 1; d < per.size(); ++d) {
+      if (per[d][s] > per[worst[s]][s]) worst[s] = d;
+    }
+  }
+  return worst;
+}
+
+double Pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  if (x.size() < 3) return 0;
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < x.size(); ++i) mx += x[i], my += y[i];
+  mx /= n, my /= n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0;
+}
+
+bool IsCommGroup(const std::string& g) {
+  return g != "forward-compute" && g != "backward-compute" && g != "optimizer" &&
+         g != "gc";
+}
+
+}  // namespace
+
+Finding DetectFaultyWorker(const whatif::WhatIfResult& r) {
+  Finding f{Cause::kFaultyWorker, 0, r.fix_worst_workers.ranks, ""};
+  const double m = r.fix_worst_workers.rem;
+  f.confidence = m > 0.5 ? Clamp01(m) : Clamp01(m) * 0.5;
+  f.evidence = Format("fixing only the worst %.0f worker(s) recovers M_W = %.2f of "
+                      "the slowdown (step %.4g s -> %.4g s)",
+                      static_cast<double>(f.ranks.size()), m,
+                      r.fix_worst_workers.t_ori, r.fix_worst_workers.t_rem);
+  return f;
+}
+
+Finding DetectStageImbalance(const whatif::PreparedTrace& t,
+                             const whatif::WhatIfResult& r) {
+  Finding f{Cause::kStageImbalance, 0, {}, ""};
+  if (t.pp < 2) return f;
+  // The median worker of each stage is immune to one faulty worker.
+  const auto work = WorkerCompute(t);
+  std::vector<double> stage(static_cast<size_t>(t.pp));
+  for (size_t s = 0; s < stage.size(); ++s) {
+    std::vector<double> column;
+    for (const auto& row : work) column.push_back(row[s]);
+    stage[s] = Median(column);
+  }
+  double mean = 0;
+  for (double x : stage) mean += x / static_cast<double>(stage.size());
+  const size_t heavy = static_cast<size_t>(
+      std::max_element(stage.begin(), stage.end()) - stage.begin());
+  const double ratio = mean > 0 ? stage[heavy] / mean : 1.0;
+  const double ms = r.fix_last_stage.rem;
+  double conf = heavy + 1 == stage.size() ? Clamp01(ms) : 0.0;
+  const double share = (r.by_stage.slowdown[heavy] - 1) / std::max(r.slowdown - 1, 1e-9);
+  if (ratio >= 1.05) conf = std::max(conf, Clamp01((ratio - 1) / 0.2) * Clamp01(share));
+  f.confidence = conf;
+  for (const whatif::Worker& w : t.workers) {
+    if (w.pp == static_cast<int32_t>(heavy)) f.ranks.push_back(w.rank);
+  }
+  f.evidence = Format("stage %.0f computes %.0f%% more than the average stage "
+                      "(median worker); fixing only the last stage recovers "
+                      "M_S = %.2f of the slowdown",
+                      static_cast<double>(heavy), 100 * (ratio - 1), ms);
+  return f;
+}
+
+Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
+                                      const whatif::WhatIfResult& r) {
+  Finding f{Cause::kSequenceLengthImbalance, 0, {}, ""};
+  const size_t inst = t.num_instances();
+  double best_r = 0;
+  int32_t best_stage = 0;
+  for (int32_t s = 0; s < t.pp; ++s) {
+    // (forward, backward) of microbatch k, centred per instance so that a
+    // steadily slow worker does not correlate them.
+    std::vector<double> x, y;
+    for (size_t i = 0; i < inst; ++i) {
+      std::vector<double> fx, by;
+      for (int32_t k = 0;; ++k) {
+        const int64_t fv = t.model.index.Find({OpType::kForwardCompute, k, s});
+        const int64_t bv = t.model.index.Find({OpType::kBackwardCompute, k, s});
+        if (fv < 0 || bv < 0) break;
+        fx.push_back(t.cost[t.Slot(static_cast<graph::NodeId>(fv), i)]);
+        by.push_back(t.cost[t.Slot(static_cast<graph::NodeId>(bv), i)]);
+      }
+      double mf = 0, mb = 0;
+      for (size_t k = 0; k < fx.size(); ++k) mf += fx[k], mb += by[k];
+      if (fx.empty()) continue;
+      mf /= static_cast<double>(fx.size()), mb /= static_cast<double>(fx.size());
+      for (size_t k = 0; k < fx.size(); ++k) x.push_back(fx[k] - mf), y.push_back(by[k] - mb);
+    }
+    const double rs = Pearson(x, y);
+    if (rs > best_r) best_r = rs, best_stage = s;
+  }
+  // Does the slowest DP replica change from step to step?
+  const std::vector<size_t> worst = WorstDpPerStep(r);
+  std::map<size_t, size_t> count;
+  for (size_t d : worst) ++count[d];
+  size_t top = 0;
+  for (auto [d, c] : count) top = std::max(top, c);
+  const double moves = worst.empty() ? 0 : 1.0 - static_cast<double>(top) / static_cast<double>(worst.size());
+  f.confidence = Clamp01((best_r - 0.8) / 0.2) * (0.3 + 0.7 * Clamp01(moves / 0.5));
+  f.evidence = Format("forward and backward times of a microbatch correlate "
+                      "(Pearson r = %.3f on stage %.0f, within each worker's "
+                      "step) and the slowest DP replica changes in %.0f%% of "
+                      "the steps",
+                      best_r, static_cast<double>(best_stage), 100 * moves);
+  return f;
+}
+
+Finding DetectHostPause(const whatif::PreparedTrace& t,
+                        const whatif::WhatIfResult& r) {
+  Finding f{Cause::kHostPause, 0, {}, ""};
+  const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
+  // A pause: a launch delay of at least 5 ms before an op.
+  constexpr float kPauseS = 0.005f;
+  size_t pauses = 0;
+  double total = 0, longest = 0;
+  std::map<int32_t, size_t> per_rank;
+  std::map<size_t, size_t> per_step;
+  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+    for (size_t i = 0; i < inst; ++i) {
+      const float ld = t.launch_delay[t.Slot(v, i)];
+      if (ld < kPauseS) continue;
+      ++pauses;
+      total += ld;
+      longest = std::max(longest, static_cast<double>(ld));
+      const int32_t stage = t.model.keys[v].stage;
+      ++per_rank[t.worker_rank[(i % dp) * static_cast<size_t>(t.pp) + static_cast<size_t>(stage)]];
+      ++per_step[i / dp];
+    }
+  }
+  for (auto [rank, n] : per_rank) f.ranks.push_back(rank);
+  const double blocking = r.slowdown - 1, launch = r.launch_slowdown - 1;
+  if (pauses > 0) f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5);
+  double lined_up = 0;
+  for (auto [step, n] : per_step) lined_up = std::max(lined_up, static_cast<double>(n));
+  f.evidence = Format("%.0f host pauses of at least 5 ms before an op (mean %.1f ms, "
+                      "longest %.1f ms) on %.0f workers",
+                      static_cast<double>(pauses), pauses ? 1e3 * total / static_cast<double>(pauses) : 0,
+                      1e3 * longest, static_cast<double>(per_rank.size())) +
+                 Format(" in %.0f of the steps; at most %.0f in one step; "
+                        "launch slowdown %.3f",
+                        static_cast<double>(per_step.size()), lined_up, r.launch_slowdown);
+  return f;
+}
+
+Finding DetectCommunication(const whatif::WhatIfResult& r) {
+  Finding f{Cause::kCommunication, 0, {}, ""};
+  double comm = 0, compute = 0;
+  std::string worst;
+  for (size_t g = 0; g < r.by_optype.keys.size(); ++g) {
+    const double excess = r.by_optype.slowdown[g] - 1;
+    if (IsCommGroup(r.by_optype.keys[g])) {
+      if (excess > comm) comm = excess, worst = r.by_optype.keys[g];
+    } else {
+      compute = std::max(compute, excess);
+    }
+  }
+  f.confidence = comm > 0.01 ? Clamp01(comm / (comm + compute)) : 0;
+  f.evidence = "the slowest communication type is " + (worst.empty() ? std::string("none") : worst) +
+               Format(" (S_t - 1 = %.3f) against %.3f for the slowest compute type", comm, compute);
+  return f;
+}
+
+Finding DetectHealthy(const whatif::WhatIfResult& r) {
+  Finding f{Cause::kNone, 0, {}, ""};
+  if (r.slowdown < 1.05 && r.launch_slowdown < 1.05) {
+    f.confidence = 1.0;
+  }
+  f.evidence = Format("S = %.3f and launch slowdown %.3f: residual noise costs %.1f%% "
+                      "of the GPU time",
+                      r.slowdown, r.launch_slowdown,
+                      100 * (1 - 1 / (r.slowdown * r.launch_slowdown)));
+  return f;
+}
+
+}  // namespace strag::diagnose

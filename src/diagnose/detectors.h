@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// The detectors of Diagnose(), one per cause. Each reads the what-if result
+// (and, where it needs per-op evidence, the prepared trace) and returns a
+// finding whose confidence is 0 when the cause does not apply.
+
+#ifndef STRAG_SRC_DIAGNOSE_DETECTORS_H_
+#define STRAG_SRC_DIAGNOSE_DETECTORS_H_
+
+#include "diagnose/diagnosis.h"
+
+namespace strag::diagnose {
+
+// A few workers explain most of the slowdown: M_W > 0.5.
+Finding DetectFaultyWorker(const whatif::WhatIfResult& r);
+// A stage whose every DP replica is heavier (M_S, median worker per stage).
+Finding DetectStageImbalance(const whatif::PreparedTrace& t,
+                             const whatif::WhatIfResult& r);
+// Forward and backward times of a microbatch correlate (r >= 0.9 within a
+// worker's step) and the slowest DP replica changes from step to step.
+Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
+                                      const whatif::WhatIfResult& r);
+// Launch delays (untraced host time: GC, Python) spike on a few workers.
+Finding DetectHostPause(const whatif::PreparedTrace& t,
+                        const whatif::WhatIfResult& r);
+// Communication op types dominate the slowdown while compute is balanced.
+Finding DetectCommunication(const whatif::WhatIfResult& r);
+// S < 1.05 and launch slowdown < 1.05: a healthy job.
+Finding DetectHealthy(const whatif::WhatIfResult& r);
+
+}  // namespace strag::diagnose
+
+#endif  // STRAG_SRC_DIAGNOSE_DETECTORS_H_

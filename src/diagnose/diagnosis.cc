@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "diagnose/diagnosis.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/f32.h"
+#include "diagnose/detectors.h"
+
+namespace strag::diagnose {
+namespace {
+
+constexpr double kMinConfidence = 0.2;  // below: not reported
+
+double Percentile90(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = 0.9 * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+void Persistence(const whatif::WhatIfResult& r, Diagnosis* d) {
+  std::vector<double> normalised;
+  for (double s : r.slowdown_per_step) normalised.push_back(s / r.slowdown);
+  d->persistence_p90 = Percentile90(normalised);
+  d->persistent = d->persistence_p90 <= 1.06;
+  if (r.workers.empty() || r.by_dp_rank.per_step.empty()) return;
+  const auto dp = static_cast<size_t>(r.workers.front().dp);
+  size_t hits = 0;
+  for (size_t s = 0; s < r.steps.size(); ++s) {
+    size_t worst = 0;
+    for (size_t k = 1; k < r.by_dp_rank.per_step.size(); ++k) {
+      if (r.by_dp_rank.per_step[k][s] > r.by_dp_rank.per_step[worst][s]) worst = k;
+    }
+    hits += worst == dp;
+  }
+  d->worst_worker_share = static_cast<double>(hits) / static_cast<double>(r.steps.size());
+}
+
+void Split(const whatif::WhatIfResult& r, Diagnosis* d) {
+  double compute = 0, comm = 0;
+  for (size_t g = 0; g < r.by_optype.keys.size(); ++g) {
+    const double excess = std::max(0.0, r.by_optype.slowdown[g] - 1);
+    const std::string& k = r.by_optype.keys[g];
+    if (k == "forward-compute" || k == "backward-compute" || k == "optimizer" || k == "gc") {
+      compute += excess;
+    } else {
+      comm += excess;
+    }
+  }
+  const double total = compute + comm;
+  d->compute_share = total > 0 ? compute / total : 0;
+  d->communication_share = total > 0 ? comm / total : 0;
+}
+
+}  // namespace
+
+std::string_view CauseName(Cause cause) {
+  switch (cause) {
+    case Cause::kNone: return "none";
+    case Cause::kFaultyWorker: return "faulty_worker";
+    case Cause::kStageImbalance: return "stage_imbalance";
+    case Cause::kSequenceLengthImbalance: return "sequence_length_imbalance";
+    case Cause::kHostPause: return "host_pause";
+    case Cause::kCommunication: return "communication";
+  }
+  return "none";
+}
+
+Diagnosis Diagnose(const whatif::PreparedTrace& t, const whatif::WhatIfResult& r,
+                   const DiagnoseOptions& options) {
+  Diagnosis d;
+  const Finding healthy = DetectHealthy(r);
+  std::vector<Finding> all = {DetectFaultyWorker(r), DetectStageImbalance(t, r),
+                              DetectSequenceLengthImbalance(t, r),
+                              DetectHostPause(t, r), DetectCommunication(r)};
+  std::stable_sort(all.begin(), all.end(), [](const Finding& a, const Finding& b) {
+    return a.confidence > b.confidence;
+  });
+  if (healthy.confidence > 0) d.findings.push_back(healthy);
+  for (Finding& f : all) {
+    if (f.confidence >= kMinConfidence) d.findings.push_back(std::move(f));
+  }
+  d.probable_cause = d.findings.empty() ? Cause::kNone : d.findings.front().cause;
+
+  const double observed = PairwiseMean(r.step_t_observed);
+  const double replayed = PairwiseMean(r.step_t_replayed);
+  const double ideal = PairwiseMean(r.step_t_ideal);
+  d.excess_step_time_ms = 1e3 * (observed - ideal);
+  const double blocking = std::max(0.0, replayed - ideal);
+  const double launch = std::max(0.0, observed - replayed);
+  d.blocking_share = blocking + launch > 0 ? blocking / (blocking + launch) : 1.0;
+  d.dominant_cause = d.blocking_share >= 0.5 ? "synchronization waiting (blocking)"
+                                             : "host-side launch delays";
+  if (!r.workers.empty()) {
+    const whatif::WorkerScore& w = r.workers.front();
+    d.largest_straggler = {w.rank, w.dp, w.pp, 0,
+                           w.rank / std::max(1, options.gpus_per_node)};
+    const int32_t tp = std::max(1, options.tp);
+    d.scope = "TP group " + std::to_string(w.rank) +
+              (tp > 1 ? "-" + std::to_string(w.rank + tp - 1) : "") + ", PP stage " +
+              std::to_string(w.pp) + ", DP replica " + std::to_string(w.dp) +
+              ", node " + std::to_string(d.largest_straggler.node);
+  }
+  Persistence(r, &d);
+  Split(r, &d);
+  const auto worst = std::max_element(r.slowdown_per_step.begin(), r.slowdown_per_step.end());
+  if (worst != r.slowdown_per_step.end()) {
+    d.worst_step = r.steps[static_cast<size_t>(worst - r.slowdown_per_step.begin())];
+  }
+  return d;
+}
+
+}  // namespace strag::diagnose

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Diagnosis: from the what-if metrics to probable causes with evidence.
+//
+// One detector per cause (detectors.cc), each returning a finding with a
+// confidence in [0, 1] and the numbers behind it; the probable cause is the
+// most confident finding. The thresholds are those of the OSDI'25 study
+// (whatif-method.md §1.5): M_W > 0.5 for a few faulty workers, M_S >= 0.5 for
+// stage imbalance, forward/backward Pearson r >= 0.9 for sequence-length
+// imbalance, P90 of the per-step slowdown over S <= 1.06 for persistence.
+
+#ifndef STRAG_SRC_DIAGNOSE_DIAGNOSIS_H_
+#define STRAG_SRC_DIAGNOSE_DIAGNOSIS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/job_meta.h"
+#include "whatif/analysis.h"
+#include "whatif/prepared_trace.h"
+
+namespace strag::diagnose {
+
+enum class Cause {
+  kNone,
+  kFaultyWorker,
+  kStageImbalance,
+  kSequenceLengthImbalance,
+  kHostPause,
+  kCommunication,
+};
+std::string_view CauseName(Cause cause);  // "faulty_worker", ...
+
+struct Finding {
+  Cause cause = Cause::kNone;
+  double confidence = 0;        // in [0, 1]
+  std::vector<int32_t> ranks;   // the workers it names, if any
+  std::string evidence;         // one or two sentences with the numbers
+};
+
+struct Straggler {
+  int32_t rank = -1, dp = -1, pp = -1, tp = 0, node = -1;
+};
+
+struct Diagnosis {
+  std::vector<Finding> findings;  // most confident first
+  Cause probable_cause = Cause::kNone;
+  // "blocking" when S explains most of the lost time, else "launch delay".
+  std::string dominant_cause;
+  Straggler largest_straggler;
+  std::string scope;            // "TP group 1840-1847, PP stage 3, DP replica 38, node 230"
+  double excess_step_time_ms = 0;   // mean observed - mean ideal step
+  double blocking_share = 0;        // of the excess: blocking (S) vs launch delay
+  double persistence_p90 = 0;       // P90 of per-step S / S
+  bool persistent = false;          // persistence_p90 <= 1.06
+  double worst_worker_share = 0;    // steps where its DP rank is the slowest
+  double compute_share = 0;         // of the blocking loss, compute op types
+  double communication_share = 0;
+  int64_t worst_step = -1;
+};
+
+struct DiagnoseOptions {
+  int32_t gpus_per_node = 8;
+  int32_t tp = 1;  // traced worker = its TP group's first rank
+};
+
+Diagnosis Diagnose(const whatif::PreparedTrace& trace,
+                   const whatif::WhatIfResult& result,
+                   const DiagnoseOptions& options);
+
+}  // namespace strag::diagnose
+
+#endif  // STRAG_SRC_DIAGNOSE_DIAGNOSIS_H_
