@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "cli/analyze_command.h"
+#include "cli/cost_command.h"
 #include "cli/simulate_command.h"
+#include "cli/tail_command.h"
 
 namespace {
 
@@ -17,6 +19,10 @@ constexpr char kUsage[] =
     "--help)\n"
     "  simulate SPEC   simulate a training job with injected stragglers "
     "(strag simulate --help)\n"
+    "  tail N DIST     expected step time of N synchronous workers "
+    "(strag tail --help)\n"
+    "  cost            GPU-hours and dollars lost to a slowdown "
+    "(strag cost --help)\n"
     "  help            this text\n";
 
 int ExitCode(const strag::Status& status) {
@@ -32,6 +38,15 @@ int ExitCode(const strag::Status& status) {
   return 1;
 }
 
+bool WantsHelp(const std::vector<std::string>& args) {
+  return !args.empty() && (args[0] == "--help" || args[0] == "-h");
+}
+
+int PrintHelp(const char* usage) {
+  std::fputs(usage, stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,17 +60,17 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   strag::Status status;
   if (command == "analyze") {
-    if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-      std::fputs(strag::cli::kAnalyzeUsage, stdout);
-      return 0;
-    }
+    if (WantsHelp(args)) return PrintHelp(strag::cli::kAnalyzeUsage);
     status = strag::cli::RunAnalyze(args);
   } else if (command == "simulate") {
-    if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-      std::fputs(strag::cli::kSimulateUsage, stdout);
-      return 0;
-    }
+    if (WantsHelp(args)) return PrintHelp(strag::cli::kSimulateUsage);
     status = strag::cli::RunSimulate(args);
+  } else if (command == "tail") {
+    if (WantsHelp(args)) return PrintHelp(strag::cli::kTailUsage);
+    status = strag::cli::RunTail(args);
+  } else if (command == "cost") {
+    if (WantsHelp(args)) return PrintHelp(strag::cli::kCostUsage);
+    status = strag::cli::RunCost(args);
   } else {
     std::fprintf(stderr, "strag: unknown command \"%s\"\n%s", command.c_str(),
                  kUsage);

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace strag::econ {
 namespace {
 
@@ -19,7 +21,7 @@ TEST(RunCostTest, MotivatingExample) {
   EXPECT_NEAR(c->extra_days, 1.0, 1e-12);
 }
 
-// S = 1.54 (the SE trace): a third of the run is lost.
+// S = 1.5: a third of the GPU-hours and of the days are lost.
 TEST(RunCostTest, LargeSlowdown) {
   const Result<RunCost> c = ComputeRunCost(1.5, 8, 0.5, 3.0);
   ASSERT_TRUE(c.ok());

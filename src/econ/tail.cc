@@ -51,6 +51,19 @@ bool ParseLeadingNumber(std::string_view s, double* value,
   return true;
 }
 
+// A number followed by ns, us, ms or s, in seconds.
+std::optional<double> DurationSeconds(std::string_view s) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+  double value = 0;
+  std::string_view unit;
+  if (!ParseLeadingNumber(Trim(s), &value, &unit)) return std::nullopt;
+  for (const auto& [suffix, scale] : kUnits) {
+    if (unit == suffix) return value * scale;
+  }
+  return std::nullopt;
+}
+
 // Each parse error names the whole distribution text first.
 class Parser {
  public:
@@ -72,19 +85,9 @@ class Parser {
   }
 
   Result<double> Seconds(std::string_view s, std::string_view name) const {
-    double value = 0;
-    std::string_view unit;
-    if (!ParseLeadingNumber(s, &value, &unit)) {
-      return Error(std::string(name) + " \"" + std::string(s) +
-                   "\" is not a duration (e.g. 100ms)");
-    }
-    static constexpr std::pair<std::string_view, double> kUnits[] = {
-        {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
-    for (const auto& [suffix, scale] : kUnits) {
-      if (unit == suffix) return value * scale;
-    }
+    if (const std::optional<double> v = DurationSeconds(s)) return *v;
     return Error(std::string(name) + " \"" + std::string(s) +
-                 "\" needs a unit: ns, us, ms or s");
+                 "\" is not a duration with a unit (ns, us, ms or s)");
   }
 
   Status NonNegative(double v, std::string_view name) const {
@@ -131,7 +134,6 @@ Result<Distribution> ParseTwoPoint(const Parser& parser,
 
 // ------------------------------------------------------------------ math --
 
-constexpr double kLogSqrt2Pi = 0.91893853320467274178;  // ln sqrt(2 pi)
 constexpr double kMaxLogSigma = 3.0;
 
 // ln Phi(z), accurate in both tails (no 1 - tiny cancellation).
@@ -158,74 +160,69 @@ struct MeanSd {
   double sd = 0;
 };
 
-// Mean and SD of g(Z_(k:n)) where g(z) = z (log_sigma == 0) or
-// exp(log_sigma * z - log_sigma^2 / 2) (a lognormal of mean 1).
-//
-// The density is log-concave (a product of phi, Phi^a and (1 - Phi)^b), so
-// it has one peak: a coarse scan of [-12, 12] finds it and the interval
-// where ln(density * weight) is within 60 of its top (the rest is below
-// e^-60), then composite Simpson with kFine panels integrates there. Dividing
-// by the integral of the density removes the normalising constant, which is
-// what keeps the exponentials in range for any n.
-MeanSd OrderStatisticMoments(int64_t k, int64_t n, double log_sigma) {
-  constexpr double kLo = -12, kHi = 12, kCoarseStep = 1.0 / 256;
-  constexpr int kCoarse = 6144;  // (kHi - kLo) / kCoarseStep
-  constexpr int kFine = 4096;    // even, for Simpson
-  constexpr double kWindow = 60;
-  // The weights that matter are 1 and g^2 ~ exp(2 sigma z): scan both tilts.
-  double lo = kHi, hi = kLo;
-  const int passes = log_sigma == 0 ? 1 : 2;
-  for (int pass = 0; pass < passes; ++pass) {
-    const double tilt = pass * 2 * log_sigma;
-    std::vector<double> logf(kCoarse + 1);
-    double top = -INFINITY;
-    for (int i = 0; i <= kCoarse; ++i) {
-      const double z = kLo + i * kCoarseStep;
-      logf[static_cast<size_t>(i)] = LogOrderDensity(z, k, n) + tilt * z;
-      top = std::max(top, logf[static_cast<size_t>(i)]);
-    }
-    int first = kCoarse, last = 0;
-    for (int i = 0; i <= kCoarse; ++i) {
-      if (logf[static_cast<size_t>(i)] >= top - kWindow) {
-        first = std::min(first, i);
-        last = std::max(last, i);
-      }
-    }
-    // One coarse step either side: the true peak may lie between points.
-    lo = std::min(lo, kLo + std::max(first - 1, 0) * kCoarseStep);
-    hi = std::max(hi, kLo + std::min(last + 1, kCoarse) * kCoarseStep);
-  }
-  const double h = (hi - lo) / kFine;
-  std::vector<double> z(kFine + 1), logf(kFine + 1);
+constexpr double kScanLo = -12, kScanHi = 12, kScanStep = 1.0 / 256;
+constexpr int kScanPoints = 6144;  // (kScanHi - kScanLo) / kScanStep
+constexpr double kWindow = 60;     // e^-60: the rest does not count
+
+// [lo, hi] outside which ln(density of Z_(k:n)) + tilt * z is more than
+// kWindow below its top. The tilted log-density is concave, so that set is
+// one interval around one peak; a scan of [-12, 12] finds it, padded by one
+// step either side because the true peak may lie between two points.
+std::pair<double, double> Window(int64_t k, int64_t n, double tilt) {
+  std::vector<double> logf(kScanPoints + 1);
   double top = -INFINITY;
-  for (int i = 0; i <= kFine; ++i) {
-    const auto u = static_cast<size_t>(i);
-    z[u] = lo + i * h;
-    logf[u] = LogOrderDensity(z[u], k, n);
-    top = std::max(top, logf[u]);
+  for (size_t i = 0; i < logf.size(); ++i) {
+    const double z = kScanLo + static_cast<int>(i) * kScanStep;
+    logf[i] = LogOrderDensity(z, k, n) + tilt * z;
+    top = std::max(top, logf[i]);
   }
-  const auto g = [&](double x) {
-    return log_sigma == 0 ? x
-                          : std::exp(log_sigma * x - 0.5 * log_sigma *
-                                                          log_sigma);
-  };
+  int first = kScanPoints, last = 0;
+  for (int i = 0; i <= kScanPoints; ++i) {
+    if (logf[static_cast<size_t>(i)] < top - kWindow) continue;
+    first = std::min(first, i);
+    last = std::max(last, i);
+  }
+  return {kScanLo + std::max(first - 1, 0) * kScanStep,
+          kScanLo + std::min(last + 1, kScanPoints) * kScanStep};
+}
+
+// Mean and SD of g(Z_(k:n)) where g(z) = z (log_sigma == 0) or
+// exp(log_sigma * z - log_sigma^2 / 2) (a lognormal of mean 1): composite
+// Simpson with kPanels panels over the window of the weights that matter,
+// 1 and g^2 ~ exp(2 sigma z). Dividing by the integral of the density
+// removes the normalising constant, which is what keeps the exponentials in
+// range for any n.
+MeanSd OrderStatisticMoments(int64_t k, int64_t n, double log_sigma) {
+  constexpr int kPanels = 4096;  // even, for Simpson
+  auto [lo, hi] = Window(k, n, 0);
+  if (log_sigma != 0) {
+    const auto [lo2, hi2] = Window(k, n, 2 * log_sigma);
+    lo = std::min(lo, lo2);
+    hi = std::max(hi, hi2);
+  }
+  const double h = (hi - lo) / kPanels;
+  std::vector<double> g(kPanels + 1), w(kPanels + 1);
+  double top = -INFINITY;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double z = lo + static_cast<int>(i) * h;
+    g[i] = log_sigma == 0
+               ? z
+               : std::exp(log_sigma * z - 0.5 * log_sigma * log_sigma);
+    w[i] = LogOrderDensity(z, k, n);
+    top = std::max(top, w[i]);
+  }
   // Two passes: the mean, then the central second moment (no cancellation).
-  double mass = 0, first_moment = 0;
-  std::vector<double> w(kFine + 1);
-  for (int i = 0; i <= kFine; ++i) {
-    const auto u = static_cast<size_t>(i);
-    const double simpson = (i == 0 || i == kFine) ? 1 : (i % 2 ? 4 : 2);
-    w[u] = simpson * std::exp(logf[u] - top);
-    mass += w[u];
-    first_moment += w[u] * g(z[u]);
+  double mass = 0, first = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double simpson = (i == 0 || i + 1 == w.size()) ? 1 : (i % 2 ? 4 : 2);
+    w[i] = simpson * std::exp(w[i] - top);
+    mass += w[i];
+    first += w[i] * g[i];
   }
-  MeanSd out;
-  out.mean = first_moment / mass;
+  MeanSd out{.mean = first / mass};
   double second = 0;
-  for (int i = 0; i <= kFine; ++i) {
-    const auto u = static_cast<size_t>(i);
-    const double dev = g(z[u]) - out.mean;
-    second += w[u] * dev * dev;
+  for (size_t i = 0; i < w.size(); ++i) {
+    second += w[i] * (g[i] - out.mean) * (g[i] - out.mean);
   }
   out.sd = std::sqrt(second / mass);
   return out;
@@ -307,8 +304,8 @@ Result<Distribution> ParseDistribution(std::string_view text) {
     RETURN_IF_ERROR(parser.Positive(d.mean_s, "the mean"));
     RETURN_IF_ERROR(parser.NonNegative(d.sigma_s, "the sd"));
   } else if (kind == "lognormal") {
-    RETURN_IF_ERROR(want(
-        2, "MEAN,SIGMA (SIGMA = sd of ln X), e.g. lognormal:100ms,0.1"));
+    RETURN_IF_ERROR(
+        want(2, "MEAN,SIGMA (SIGMA = sd of ln X), e.g. lognormal:100ms,0.1"));
     d.kind = Kind::kLognormal;
     ASSIGN_OR_RETURN(d.mean_s, parser.Seconds(args[0], "the mean"));
     ASSIGN_OR_RETURN(d.log_sigma, parser.Number(args[1], "sigma"));
@@ -334,6 +331,14 @@ Result<Distribution> ParseDistribution(std::string_view text) {
                         "fixed");
   }
   return d;
+}
+
+Result<double> ParseDuration(std::string_view text) {
+  if (const std::optional<double> v = DurationSeconds(text)) return *v;
+  std::string message = "\"";  // appended, not `+`: GCC 12 -Wrestrict
+  message.append(text).append(
+      "\" is not a duration with a unit (ns, us, ms or s), e.g. 20ms");
+  return InvalidInput(std::move(message));
 }
 
 std::string FormatDuration(double seconds) {

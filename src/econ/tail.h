@@ -45,6 +45,9 @@ struct Distribution {
 // text and say what was expected.
 Result<Distribution> ParseDistribution(std::string_view text);
 
+// A duration with its unit (ns, us, ms or s), e.g. "20ms", in seconds.
+Result<double> ParseDuration(std::string_view text);
+
 // A short, canonical description, e.g. "normal(mean 100 ms, sd 5 ms)".
 std::string DescribeDistribution(const Distribution& d);
 

@@ -283,5 +283,27 @@ stragglers:
         self.assertEqual({l.split(",")[step] for l in lines[1:]}, {"2", "3"})
 
 
+class CalculatorTest(unittest.TestCase):
+    # E[max] of 1024 normal workers N(100 ms, 5 ms) = 116.24 ms.
+    def test_tail(self):
+        result = run("tail", "1024", "normal:100ms,5ms", "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        doc = json.loads(result.stdout)
+        self.assertEqual(doc["schema"], "strag.tail/1")
+        flat = json.dumps(doc)
+        self.assertIn("0.11624", flat)
+        self.assertEqual(run("tail", "1024", "normal:100").returncode, 2)
+
+    # The motivating example: 10% of 983,040 GPU-hours at $2 = $196,608.
+    def test_cost(self):
+        result = run("cost", "--slowdown", "1.1111111111111112", "--gpus", "4096",
+                     "--days", "10")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("196,608", result.stdout)
+        self.assertIn("983,040", result.stdout)
+        self.assertEqual(run("cost", "--slowdown", "0.5", "--gpus", "8",
+                             "--days", "1").returncode, 2)
+
+
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])
