@@ -11,6 +11,7 @@
 
 #include "sim/synth_test_util.h"
 #include "whatif/analysis.h"
+#include "whatif/timeline.h"
 #include "whatif/prepared_trace.h"
 
 namespace strag::sim {
@@ -106,6 +107,38 @@ TEST(TraceSynthTest, LaunchDelaysAreRecovered) {
   EXPECT_LT(r.self_test_max_error_s, 1e-6);
   EXPECT_GT(r.launch_slowdown, 1.01);
   EXPECT_NEAR(r.slowdown, 1.0, 1e-6);
+}
+
+// The timeline of a step: every op of every worker, the actual step time
+// and the ideal one of the analysis, and a critical path from the last
+// optimizer back to a root that runs through the slow worker's computes.
+TEST(TraceSynthTest, TimelineHasTheCriticalPath) {
+  SynthJob job{.dp = 2, .pp = 4, .microbatches = 4, .steps = {0, 1}};
+  auto table = SynthesizeTrace(job, [](const SynthOp& op) {
+    double t = ComputeOnly(0.010, 0.020)(op);
+    if (op.dp == 1 && op.stage == 2) t *= 1.5;
+    return t;
+  });
+  ASSERT_TRUE(table.ok());
+  auto prepared = whatif::PrepareTrace(*table, trace::JobMeta{});
+  ASSERT_TRUE(prepared.ok());
+  const whatif::WhatIfResult r = AnalyzeTable(*table);
+  auto tl = whatif::BuildTimeline(*prepared, 1, r.ideal_node_cost);
+  ASSERT_TRUE(tl.ok()) << tl.status().message();
+  EXPECT_EQ(tl->step, 1);
+  EXPECT_EQ(tl->ops.size(), prepared->num_nodes() * 2);
+  EXPECT_NEAR(tl->step_time_s, r.step_t_replayed[1], 1e-9);
+  EXPECT_NEAR(tl->ideal_step_time_s, r.step_t_ideal[1], 1e-9);
+  size_t on_path = 0, slow_on_path = 0;
+  for (const whatif::TimelineOp& op : tl->ops) {
+    EXPECT_LT(op.waited_for, static_cast<int64_t>(tl->ops.size()));
+    EXPECT_LE(op.start_s, op.end_s + 1e-12);
+    if (!op.on_critical_path) continue;
+    ++on_path;
+    slow_on_path += op.dp == 1 && op.pp == 2 && trace::IsCompute(op.type);
+  }
+  EXPECT_GT(on_path, 5u);
+  EXPECT_GT(slow_on_path, 2u);
 }
 
 // A bad selector is reported, naming the selector.

@@ -240,6 +240,7 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
 
   // T_ideal: every op at its pooled ideal value (§6.2).
   const std::vector<double> ideal_in = IdealCosts(t, cost_nd, options.pool);
+  r.ideal_node_cost = ideal_in;
   main.SetCosts(t.cost, ideal_in);
   const replay::StepTimes id = main.RunIdealLane();
   std::vector<double> ideal_cost(ideal_in);  // plain ops: replayed D_id

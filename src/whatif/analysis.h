@@ -84,6 +84,7 @@ struct WhatIfResult {
   Counterfactual fix_last_stage;     // rem = M_S
   std::vector<Counterfactual> selected;
   std::vector<IdealValue> ideal;
+  std::vector<double> ideal_node_cost;  // per node: the ideal replay's input
   double self_test_max_error_s = 0;  // replay with launch delays vs trace
   uint64_t replayed_ops = 0;         // ops x lanes over every replay
 };
