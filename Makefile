@@ -4,7 +4,7 @@ ASAN_DIR ?= build-asan
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo test test-asan bench format clean
+.PHONY: all deps configure build build-all demo test test-asan update-golden bench format clean
 
 all: build
 
@@ -36,6 +36,10 @@ test-asan: deps
 	  -DSTRAG_SANITIZE=ON -DSTRAG_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS)
+
+# Rewrites the golden outputs (tests/golden/*.txt) after a deliberate change.
+update-golden: build-all
+	STRAG_UPDATE_GOLDEN=1 python3 tests/cli/cli_test.py ./$(BUILD_DIR)/strag . ../shared/data
 
 bench: build-all
 	./$(BUILD_DIR)/bench/strag_bench

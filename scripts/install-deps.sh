@@ -1,7 +1,10 @@
 #!/bin/sh
-# Installs every Debian package strag's build and tests need. Run as root on
-# Debian 12; a no-op (no apt-get call) when everything is already installed.
+# Installs every Debian package strag's build and tests need, and the npm
+# packages of web/ (ECharts, inlined into the HTML report at build time). Run
+# as root on Debian 12; a no-op (no apt-get or npm call) when everything is
+# already installed.
 set -eu
+cd "$(dirname "$0")/.."
 
 PACKAGES="
   build-essential
@@ -14,6 +17,7 @@ PACKAGES="
   libbenchmark-dev
   libsimdjson-dev
   python3
+  chromium
 "
 
 missing=""
@@ -23,16 +27,33 @@ for pkg in $PACKAGES; do
   fi
 done
 
-if [ -z "$missing" ]; then
-  exit 0
+if [ -n "$missing" ]; then
+  echo "install-deps: installing:$missing"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  # shellcheck disable=SC2086
+  $SUDO apt-get install -y --no-install-recommends $missing
 fi
 
-echo "install-deps: installing:$missing"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO="sudo"
+# web/: `npm ci` (exactly web/package-lock.json) when web/node_modules is
+# missing or holds another ECharts than the lock file names.
+locked=$(sed -n '/"node_modules\/echarts": {/{n;s/.*"version": "\([^"]*\)".*/\1/p;}' \
+  web/package-lock.json)
+installed=""
+if [ -f web/node_modules/echarts/package.json ]; then
+  installed=$(sed -n 's/^  "version": "\([^"]*\)".*/\1/p' \
+    web/node_modules/echarts/package.json | head -n 1)
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-# shellcheck disable=SC2086
-$SUDO apt-get install -y --no-install-recommends $missing
+if [ ! -d web/node_modules ] || [ "$installed" != "$locked" ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "install-deps: npm is needed to install web/ (ECharts); install" \
+      "Node.js and npm" >&2
+    exit 1
+  fi
+  echo "install-deps: npm ci in web/ (ECharts $locked)"
+  (cd web && npm ci --no-audit --no-fund)
+fi

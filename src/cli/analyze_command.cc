@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/analyze_command.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -11,7 +14,10 @@
 #include "ingest/ops_csv/meta_yaml.h"
 #include "ingest/ops_csv/ops_csv_file.h"
 #include "diagnose/diagnosis.h"
+#include "cli/report_files.h"
 #include "report/render/analysis_json.h"
+#include "report/render/html_report.h"
+#include "report/render/perfetto_json.h"
 #include "report/render/terminal_summary.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
@@ -40,6 +46,10 @@ const char kAnalyzeUsage[] =
     "                        results do not depend on it)\n"
     "  --usd-per-gpu-hour X  GPU price for the cost lines (default: the\n"
     "                        metadata's gpu_hour_usd, else 2.00)\n"
+    "  --html FILE           self-contained HTML report (works offline)\n"
+    "  --perfetto FILE       Chrome-trace JSON of chosen steps (actual vs ideal,\n"
+    "                        critical-path arrows) for ui.perfetto.dev\n"
+    "  --perfetto-steps A,B  steps to export (default: slowest and fastest)\n"
     "  --quiet               print nothing (with --json)\n";
 
 namespace {
@@ -133,7 +143,8 @@ Status WriteText(const std::string& path, const std::string& text) {
 Status RunAnalyze(const std::vector<std::string>& args) {
   const FlagSpec spec{
       .with_value = {"meta", "json", "fix", "unfix", "dp", "pp", "tp", "cp",
-                     "vpp", "pool", "top", "threads", "usd-per-gpu-hour"},
+                     "vpp", "pool", "top", "threads", "usd-per-gpu-hour", "perfetto",
+                     "perfetto-steps", "html"},
       .booleans = {"quiet"},
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
@@ -173,11 +184,36 @@ Status RunAnalyze(const std::vector<std::string>& args) {
     RETURN_IF_ERROR(
         WriteText(*json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
   }
+  if (auto html = flags.Get("html")) {
+    ASSIGN_OR_RETURN(std::vector<size_t> steps,
+                     ChooseSteps(prepared, result, std::nullopt));
+    std::vector<whatif::Timeline> worst;  // steps[0]: the slowest step by S
+    if (!steps.empty()) {
+      ASSIGN_OR_RETURN(worst, BuildTimelines(prepared, result, {steps[0]}));
+    }
+    RETURN_IF_ERROR(WriteTextFile(
+        *html, report::RenderHtmlReport(
+                   {.title = trace_path,
+                    .result = result,
+                    .meta = meta,
+                    .diagnosis = diagnosis,
+                    .cost = cost,
+                    .timeline = worst.empty() ? nullptr : &worst[0]})));
+  }
+  if (auto perfetto = flags.Get("perfetto")) {
+    ASSIGN_OR_RETURN(std::vector<size_t> steps,
+                     ChooseSteps(prepared, result, flags.Get("perfetto-steps")));
+    ASSIGN_OR_RETURN(std::vector<whatif::Timeline> timelines,
+                     BuildTimelines(prepared, result, steps));
+    RETURN_IF_ERROR(WriteTextFile(
+        *perfetto, report::RenderPerfettoJson(timelines, trace_path)));
+  }
   if (!flags.Has("quiet")) {
     report::SummaryOptions summary{.source = trace_path,
                                    .top = static_cast<int>(top.value_or(5)),
                                    .cost = cost,
-                                   .diagnosis = &diagnosis};
+                                   .diagnosis = &diagnosis,
+                                   .color = UseColor()};
     std::fputs(report::RenderTerminalSummary(result, meta, summary).c_str(),
                stdout);
   }

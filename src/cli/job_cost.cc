@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/job_cost.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "base/f32.h"
@@ -22,6 +24,10 @@ econ::StepCost JobCost(const whatif::WhatIfResult& result,
   return econ::ComputeStepCost(PairwiseMean(result.step_t_observed),
                                PairwiseMean(result.step_t_ideal),
                                shape.WorldSize(), price);
+}
+
+bool UseColor() {
+  return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
 }
 
 int32_t GpusPerNode(const trace::JobMeta& meta) {

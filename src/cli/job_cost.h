@@ -23,6 +23,9 @@ econ::StepCost JobCost(const whatif::WhatIfResult& result,
                        const trace::JobMeta& meta,
                        std::optional<double> usd_per_gpu_hour);
 
+// Colour only on a terminal, and never with NO_COLOR set.
+bool UseColor();
+
 // The metadata's gpus_per_node, else 8.
 int32_t GpusPerNode(const trace::JobMeta& meta);
 

@@ -3,18 +3,23 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "base/f32.h"
 #include "cli/flags.h"
 #include "cli/job_cost.h"
+#include "cli/report_files.h"
 #include "ingest/common/file.h"
 #include "ingest/common/gzip.h"
 #include "ingest/ops_csv/ops_csv_writer.h"
 #include "diagnose/diagnosis.h"
 #include "report/render/analysis_json.h"
+#include "report/render/html_report.h"
 #include "report/render/terminal_summary.h"
 #include "report/render/truth_json.h"
 #include "sim/job_spec.h"
@@ -32,6 +37,7 @@ const char kSimulateUsage[] =
     "DIR/truth.json\n"
     "  --analyze             analyse the simulated trace and print the report\n"
     "  --json FILE           with --analyze: write the analysis JSON\n"
+    "  --html FILE           with --analyze: the HTML report\n"
     "  --steps-window A:B    write only steps A..B (inclusive); with --out,\n"
     "                        --analyze analyses what was written\n"
     "  --seed N              override job.seed\n"
@@ -187,7 +193,7 @@ whatif::PreparedTrace PrepareSimulated(sim::SimulatedJob* job) {
 Status RunSimulate(const std::vector<std::string>& args) {
   const FlagSpec spec{
       .with_value = {"preset", "out", "json", "steps-window", "seed", "threads",
-                     "usd-per-gpu-hour"},
+                     "usd-per-gpu-hour", "html"},
       .booleans = {"analyze", "no-truth", "list-presets"},
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
@@ -239,13 +245,30 @@ Status RunSimulate(const std::vector<std::string>& args) {
     RETURN_IF_ERROR(
         Write(*json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
   }
+  if (auto html = flags.Get("html")) {
+    ASSIGN_OR_RETURN(std::vector<size_t> steps,
+                     ChooseSteps(prepared, result, std::nullopt));
+    std::vector<whatif::Timeline> worst;  // steps[0]: the slowest step by S
+    if (!steps.empty()) {
+      ASSIGN_OR_RETURN(worst, BuildTimelines(prepared, result, {steps[0]}));
+    }
+    RETURN_IF_ERROR(WriteTextFile(
+        *html, report::RenderHtmlReport(
+                   {.title = "simulated " + job.spec.name,
+                    .result = result,
+                    .meta = meta,
+                    .diagnosis = diagnosis,
+                    .cost = cost,
+                    .timeline = worst.empty() ? nullptr : &worst[0]})));
+  }
   std::fputs(
       report::RenderTerminalSummary(
           result, meta,
           {.source = "simulated " + job.spec.name,
                   .top = 5,
                   .cost = cost,
-                  .diagnosis = &diagnosis})
+                  .diagnosis = &diagnosis,
+                  .color = UseColor()})
           .c_str(),
       stdout);
   return Status::Ok();

@@ -4,7 +4,9 @@
 and every kind of bad input (one clear error naming the file and the place,
 exit code 2, no crash).
 
-usage: cli_test.py STRAG_BINARY SOURCE_DIR
+usage: cli_test.py STRAG_BINARY SOURCE_DIR [SHARED_DATA_DIR]
+Set STRAG_UPDATE_GOLDEN=1 (or run `make update-golden`) to rewrite the golden
+outputs after a deliberate change.
 """
 import gzip
 import json
@@ -16,6 +18,7 @@ import unittest
 
 STRAG = sys.argv[1] if len(sys.argv) > 1 else "build/strag"
 SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
+DATA = sys.argv[3] if len(sys.argv) > 3 else os.path.join(SOURCE, "..", "shared", "data")
 EXAMPLE = os.path.join(SOURCE, "examples", "demo", "trace-demo.csv.gz")
 
 
@@ -100,6 +103,24 @@ class CliTest(unittest.TestCase):
                 f.write(result.stdout)
         with open(golden) as f:
             self.assertEqual(result.stdout, f.read())
+
+    # The Perfetto export: one process per worker, microsecond times, and
+    # every flow start has its end.
+    def test_perfetto(self):
+        out = os.path.join(self.tmp.name, "t.json")
+        result = run("analyze", EXAMPLE, "--quiet", "--perfetto", out,
+                     "--perfetto-steps", "110,150")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(out) as f:
+            events = json.load(f)["traceEvents"]
+        names = [e for e in events if e.get("ph") == "M" and e.get("name") == "process_name"]
+        self.assertEqual(len(names), 16)
+        starts = sorted(e["id"] for e in events if e.get("ph") == "s")
+        ends = sorted(e["id"] for e in events if e.get("ph") == "f")
+        self.assertEqual(starts, ends)
+        self.assertGreater(len(starts), 0)
+        self.assertEqual(run("analyze", EXAMPLE, "--quiet", "--perfetto", out,
+                             "--perfetto-steps", "7").returncode, 2)
 
     # The same input gives byte-identical output, whatever the thread count.
     def test_deterministic(self):
@@ -281,6 +302,33 @@ stragglers:
             lines = f.read().splitlines()
         step = lines[0].split(",").index("step")
         self.assertEqual({l.split(",")[step] for l in lines[1:]}, {"2", "3"})
+
+
+class Osdi25SummaryTest(unittest.TestCase):
+    """Golden terminal reports of the three published traces."""
+
+    def check(self, name):
+        folder = os.path.join(DATA, "osdi25-whatif")
+        if not os.path.exists(os.path.join(folder, f"trace-{name}.csv.gz")):
+            self.skipTest(f"reference data not found at {folder}")
+        result = subprocess.run([os.path.abspath(STRAG), "analyze", f"trace-{name}.csv.gz"],
+                                capture_output=True, text=True, timeout=120, cwd=folder)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        golden = os.path.join(SOURCE, "tests", "golden", f"osdi25-{name}-summary.txt")
+        if os.environ.get("STRAG_UPDATE_GOLDEN"):
+            with open(golden, "w") as f:
+                f.write(result.stdout)
+        with open(golden) as f:
+            self.assertEqual(result.stdout, f.read())
+
+    def test_ar(self):
+        self.check("AR")
+
+    def test_st(self):
+        self.check("ST")
+
+    def test_se(self):
+        self.check("SE")
 
 
 class CalculatorTest(unittest.TestCase):

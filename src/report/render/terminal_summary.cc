@@ -72,16 +72,22 @@ void Explain(std::string* out, const char* metric, const std::string& what,
       Duration(c.t_rem).c_str(), Duration(c.t_ideal).c_str(), c.add);
 }
 
+// `text` in bold `colour` (an ANSI code such as "31" for red) when asked.
+std::string Paint(const std::string& text, const char* colour, bool on) {
+  return on ? std::string("\033[1;") + colour + "m" + text + "\033[0m" : text;
+}
+
 // The on-call block: what is lost, who everyone waits for, why.
 void OnCall(std::string* out, const diagnose::Diagnosis& d,
-            const econ::StepCost& cost) {
+            const econ::StepCost& cost, bool color) {
   const diagnose::Straggler& s = d.largest_straggler;
   if (cost.gpus > 0) {
     *out += Format("  job utilization %.1f%%; dominant cause: %s\n",
                    100.0 * cost.utilization, d.dominant_cause.c_str());
   }
-  *out += Format("  largest straggler: global rank %d; scope: %s\n", s.rank,
-                 d.scope.c_str());
+  *out += "  largest straggler: " +
+          Paint("global rank " + std::to_string(s.rank), "31", color) +
+          "; scope: " + d.scope + "\n";
   *out += Format("  excess step time %+.1f ms (%.0f%% blocking, %.0f%% launch "
                  "delay); persistence: P90 of per-step S/S %.3f (%s), its DP "
                  "replica slowest in %.0f%% of steps\n",
@@ -89,9 +95,9 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
                  100 * (1 - d.blocking_share), d.persistence_p90,
                  d.persistent ? "persistent" : "transient",
                  100 * d.worst_worker_share);
-  *out += Format("  probable cause: %s   (lost time: %.0f%% compute, %.0f%% "
-                 "communication)\n",
-                 std::string(diagnose::CauseName(d.probable_cause)).c_str(),
+  *out += "  probable cause: " +
+          Paint(std::string(diagnose::CauseName(d.probable_cause)), "33", color) +
+          Format("   (lost time: %.0f%% compute, %.0f%% communication)\n",
                  100 * d.compute_share, 100 * d.communication_share);
   for (size_t k = 0; k < d.findings.size() && k < 4; ++k) {
     const diagnose::Finding& f = d.findings[k];
@@ -116,7 +122,9 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
       "workers, %zu steps, %zu ops\n\n",
       r.dp, r.pp, meta.tp, meta.cp, r.vpp, r.workers.size(), r.steps.size(),
       r.num_ops);
-  if (options.diagnosis) OnCall(&out, *options.diagnosis, options.cost);
+  if (options.diagnosis) {
+    OnCall(&out, *options.diagnosis, options.cost, options.color);
+  }
   const double t = PairwiseMean(r.step_t_replayed);
   const double obs = PairwiseMean(r.step_t_observed);
   const double ideal = r.step_t_ideal.empty() ? 0.0 : r.step_t_ideal[0];

@@ -18,6 +18,7 @@ struct SummaryOptions {
   int top = 5;          // rows per ranking
   econ::StepCost cost;  // gpus == 0: not shown
   const diagnose::Diagnosis* diagnosis = nullptr;  // not owned; optional
+  bool color = false;  // ANSI colours (the CLI sets it on a terminal only)
 };
 
 std::string RenderTerminalSummary(const whatif::WhatIfResult& result,

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// The file outputs shared by `strag analyze` and `strag simulate --analyze`:
+// the Perfetto timeline of chosen steps.
+
+#ifndef STRAG_SRC_CLI_REPORT_FILES_H_
+#define STRAG_SRC_CLI_REPORT_FILES_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "whatif/analysis.h"
+#include "whatif/prepared_trace.h"
+#include "whatif/timeline.h"
+
+namespace strag::cli {
+
+// The steps to show: `steps_flag` ("821,414": step ids) or, when empty, the
+// slowest and the fastest step (by S of the step).
+Result<std::vector<size_t>> ChooseSteps(const whatif::PreparedTrace& trace,
+                                        const whatif::WhatIfResult& result,
+                                        const std::optional<std::string>& steps_flag);
+
+Result<std::vector<whatif::Timeline>> BuildTimelines(
+    const whatif::PreparedTrace& trace, const whatif::WhatIfResult& result,
+    const std::vector<size_t>& step_indices);
+
+// Writes `text` to `path` (kNotFound naming the path when it cannot).
+Status WriteTextFile(const std::string& path, const std::string& text);
+
+}  // namespace strag::cli
+
+#endif  // STRAG_SRC_CLI_REPORT_FILES_H_

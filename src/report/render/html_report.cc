@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "report/render/html_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "base/f32.h"
+#include "report/render/json_writer.h"
+#include "trace/op_type.h"
+
+namespace strag::report {
+namespace {
+
+using whatif::Decomposition;
+using whatif::WhatIfResult;
+
+constexpr size_t kTopWorkers = 20;
+constexpr size_t kMaxListedRanks = 8;
+
+std::string Format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string Format(const char* fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return buf;
+}
+
+// `text` with every byte found in `from` replaced by the same entry of `to`.
+std::string ReplaceBytes(std::string_view text, std::string_view from,
+                         std::span<const std::string_view> to) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const size_t k = from.find(c);
+    if (k == std::string_view::npos) {
+      out += c;
+    } else {
+      out += to[k];
+    }
+  }
+  return out;
+}
+
+// Text for an HTML element or a quoted attribute.
+std::string Escape(std::string_view text) {
+  static constexpr std::string_view kTo[] = {"&amp;", "&lt;", "&gt;", "&quot;",
+                                             "&#39;"};
+  return ReplaceBytes(text, "&<>\"'", kTo);
+}
+
+// JSON that can sit inside <script>: '<', '>' and '&' only occur in JSON
+// strings, where their \u escapes mean the same.
+std::string ScriptSafe(std::string_view json) {
+  static constexpr std::string_view kTo[] = {"\\u003c", "\\u003e", "\\u0026"};
+  return ReplaceBytes(json, "<>&", kTo);
+}
+
+// Seconds to milliseconds, rounded to the microsecond (short JSON numbers).
+double Ms(double seconds) { return std::round(seconds * 1e6) / 1e3; }
+
+std::string RankList(const std::vector<int32_t>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size() && i < kMaxListedRanks; ++i) {
+    s += (i ? ", " : "") + std::to_string(ranks[i]);
+  }
+  if (ranks.size() > kMaxListedRanks) {
+    s += Format(", ... (%zu ranks)", ranks.size());
+  }
+  return s;
+}
+
+// --- the JSON data blob ---------------------------------------------------
+
+void WriteHeatmap(JsonWriter* w, const WhatIfResult& r) {
+  std::vector<whatif::WorkerScore> cells = r.workers;
+  std::sort(cells.begin(), cells.end(),
+            [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  w->Key("heatmap");
+  w->BeginObject();
+  w->FieldInt("dp", r.dp);
+  w->FieldInt("pp", r.pp);
+  w->Key("cells");  // [dp, pp, score, rank]
+  w->BeginArray();
+  for (const whatif::WorkerScore& c : cells) {
+    w->BeginArray();
+    w->Int(c.dp);
+    w->Int(c.pp);
+    w->Number(c.score);
+    w->Int(c.rank);
+    w->EndArray();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+void WriteSteps(JsonWriter* w, const WhatIfResult& r) {
+  w->Key("steps");
+  w->BeginObject();
+  w->FieldIntArray("step", r.steps);
+  w->Key("slowdown");
+  w->BeginArray();
+  for (double v : r.slowdown_per_step) w->Number(v);
+  w->EndArray();
+  w->Key("launch_slowdown");
+  w->BeginArray();
+  for (double v : r.launch_slowdown_per_step) w->Number(v);
+  w->EndArray();
+  w->EndObject();
+}
+
+void WriteDecomposition(JsonWriter* w, std::string_view key,
+                        const Decomposition& d) {
+  w->Key(key);
+  w->BeginObject();
+  w->Key("keys");
+  w->BeginArray();
+  for (const std::string& k : d.keys) w->String(k);
+  w->EndArray();
+  w->Key("slowdown");
+  w->BeginArray();
+  for (double v : d.slowdown) w->Number(v);
+  w->EndArray();
+  w->EndObject();
+}
+
+// The workers the timeline shows, by rank: critical-path workers first, then
+// the largest straggler's pipeline (its DP replica), then the lowest ranks,
+// at most kMaxTimelineWorkers.
+std::vector<int32_t> TimelineWorkers(const whatif::Timeline& t,
+                                     int32_t straggler_dp) {
+  std::map<int32_t, int> priority;  // rank -> 0 critical, 1 pipeline, 2 rest
+  for (const whatif::TimelineOp& op : t.ops) {
+    const int p = op.on_critical_path ? 0 : op.dp == straggler_dp ? 1 : 2;
+    auto [it, inserted] = priority.emplace(op.rank, p);
+    if (!inserted) it->second = std::min(it->second, p);
+  }
+  std::vector<std::pair<int, int32_t>> order;
+  for (const auto& [rank, p] : priority) order.emplace_back(p, rank);
+  std::sort(order.begin(), order.end());
+  if (order.size() > kMaxTimelineWorkers) order.resize(kMaxTimelineWorkers);
+  std::vector<int32_t> ranks;
+  for (const auto& [p, rank] : order) ranks.push_back(rank);
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
+}
+
+// Row labels, two per worker (actual, ideal), and the rank -> first row map.
+void WriteTimelineRows(JsonWriter* w, const whatif::Timeline& t,
+                       const std::vector<int32_t>& ranks,
+                       std::map<int32_t, int64_t>* row_of) {
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    (*row_of)[ranks[i]] = static_cast<int64_t>(2 * i);
+  }
+  std::map<int32_t, std::string> label;
+  for (const whatif::TimelineOp& op : t.ops) {
+    if (row_of->count(op.rank) && !label.count(op.rank)) {
+      label[op.rank] =
+          Format("rank %d (dp %d, stage %d)", op.rank, op.dp, op.pp);
+    }
+  }
+  w->Key("rows");
+  w->BeginArray();
+  for (int32_t rank : ranks) {
+    w->String(label[rank] + " actual");
+    w->String(label[rank] + " ideal");
+  }
+  w->EndArray();
+}
+
+// One op bar: [row, start_ms, end_ms, type index, critical, microbatch].
+void WriteBar(JsonWriter* w, int64_t row, double start_s, double end_s,
+              int type, bool critical, int32_t microbatch) {
+  w->BeginArray();
+  w->Int(row);
+  w->Number(Ms(start_s));
+  w->Number(Ms(end_s));
+  w->Int(type);
+  w->Int(critical ? 1 : 0);
+  w->Int(microbatch);
+  w->EndArray();
+}
+
+void WriteTimelineOps(JsonWriter* w, const whatif::Timeline& t,
+                      const std::map<int32_t, int64_t>& row_of) {
+  std::vector<int> type_index(trace::kNumOpTypes, -1);
+  for (const whatif::TimelineOp& op : t.ops) {
+    type_index[static_cast<size_t>(op.type)] = 0;
+  }
+  w->Key("types");  // present op types, in enum order
+  w->BeginArray();
+  for (int k = 0, n = 0; k < trace::kNumOpTypes; ++k) {
+    if (type_index[static_cast<size_t>(k)] < 0) continue;
+    type_index[static_cast<size_t>(k)] = n++;
+    w->String(trace::OpTypeName(static_cast<trace::OpType>(k)));
+  }
+  w->EndArray();
+  w->Key("ops");
+  w->BeginArray();
+  for (const whatif::TimelineOp& op : t.ops) {
+    auto it = row_of.find(op.rank);
+    if (it == row_of.end()) continue;
+    const int type = type_index[static_cast<size_t>(op.type)];
+    WriteBar(w, it->second, op.start_s, op.end_s, type, op.on_critical_path,
+             op.microbatch);
+    WriteBar(w, it->second + 1, op.ideal_start_s, op.ideal_end_s, type, false,
+             op.microbatch);
+  }
+  w->EndArray();
+}
+
+void WriteTimeline(JsonWriter* w, const HtmlReportInput& in) {
+  w->Key("timeline");
+  if (in.timeline == nullptr) {
+    w->Null();
+    return;
+  }
+  const whatif::Timeline& t = *in.timeline;
+  const std::vector<int32_t> ranks =
+      TimelineWorkers(t, in.diagnosis.largest_straggler.dp);
+  w->BeginObject();
+  w->FieldInt("step", t.step);
+  w->Field("step_ms", Ms(t.step_time_s));
+  w->Field("ideal_step_ms", Ms(t.ideal_step_time_s));
+  std::map<int32_t, int64_t> row_of;
+  WriteTimelineRows(w, t, ranks, &row_of);
+  WriteTimelineOps(w, t, row_of);
+  w->EndObject();
+}
+
+std::string DataJson(const HtmlReportInput& in) {
+  const WhatIfResult& r = in.result;
+  JsonWriter w(/*indent=*/0);
+  w.BeginObject();
+  w.FieldString("schema", "strag.html/1");
+  w.Field("slowdown", r.slowdown);
+  WriteHeatmap(&w, r);
+  WriteSteps(&w, r);
+  WriteDecomposition(&w, "by_optype", r.by_optype);
+  WriteDecomposition(&w, "by_stage", r.by_stage);
+  WriteTimeline(&w, in);
+  w.EndObject();
+  return ScriptSafe(w.str());
+}
+
+// --- the HTML text ----------------------------------------------------------
+
+void Item(std::string* out, std::string_view term, const std::string& value) {
+  *out += "<dt>" + Escape(term) + "</dt><dd>" + Escape(value) + "</dd>\n";
+}
+
+double Utilization(const HtmlReportInput& in) {
+  if (in.cost.utilization > 0) return in.cost.utilization;
+  const double observed = PairwiseMean(in.result.step_t_observed);
+  return observed > 0 ? PairwiseMean(in.result.step_t_ideal) / observed : 0;
+}
+
+void OnCallItems(std::string* out, const HtmlReportInput& in) {
+  const diagnose::Diagnosis& d = in.diagnosis;
+  const diagnose::Straggler& s = d.largest_straggler;
+  Item(out, "job utilization", Format("%.1f%%", 100 * Utilization(in)));
+  Item(out, "dominant cause", d.dominant_cause);
+  Item(out, "largest straggler",
+       s.rank < 0
+           ? std::string("none")
+           : Format("global rank %d (DP %d, PP stage %d, TP %d, node %d)",
+                    s.rank, s.dp, s.pp, s.tp, s.node));
+  Item(out, "scope", d.scope);
+  Item(out, "excess step time",
+       Format("%+.1f ms (%.0f%% blocking, %.0f%% launch delay)",
+              d.excess_step_time_ms, 100 * d.blocking_share,
+              100 * (1 - d.blocking_share)));
+  Item(out, "persistence",
+       Format("P90 of per-step S/S %.3f (%s); its DP replica slowest in "
+              "%.0f%% of steps",
+              d.persistence_p90, d.persistent ? "persistent" : "transient",
+              100 * d.worst_worker_share));
+  Item(out, "probable cause",
+       Format("%s (lost time: %.0f%% compute, %.0f%% communication)",
+              std::string(diagnose::CauseName(d.probable_cause)).c_str(),
+              100 * d.compute_share, 100 * d.communication_share));
+}
+
+void MetricItems(std::string* out, const HtmlReportInput& in) {
+  const WhatIfResult& r = in.result;
+  Item(out, "slowdown S",
+       Format("%.4f (waste %.1f%% of the GPU time, 1 - 1/S)", r.slowdown,
+              100 * r.waste));
+  Item(out, "launch slowdown",
+       Format("%.4f (observed step vs replay without launch delays)",
+              r.launch_slowdown));
+  Item(out, "M_W",
+       Format("%.3f (fix only the worst workers: %s)", r.fix_worst_workers.rem,
+              RankList(r.fix_worst_workers.ranks).c_str()));
+  if (r.pp > 1) {
+    Item(out, "M_S",
+         Format("%.3f (fix only the last stage)", r.fix_last_stage.rem));
+  }
+  if (in.cost.gpus > 0) {
+    const econ::StepCost& c = in.cost;
+    Item(out, "cost",
+         Format("%.1f GPU-seconds lost per step on %lld GPUs: $%.0f per hour "
+                "at $%.2f per GPU-hour",
+                c.lost_gpu_seconds_per_step, static_cast<long long>(c.gpus),
+                c.wasted_usd_per_hour, c.usd_per_gpu_hour));
+  }
+  if (in.diagnosis.worst_step >= 0) {
+    Item(out, "worst step", std::to_string(in.diagnosis.worst_step));
+  }
+}
+
+void Summary(std::string* out, const HtmlReportInput& in) {
+  *out +=
+      "<h2 id=\"summary\">On-call summary</h2>\n<dl class=\"oncall\" "
+      "id=\"oncall\">\n";
+  OnCallItems(out, in);
+  MetricItems(out, in);
+  *out +=
+      "</dl>\n<p class=\"note\">Next: balance the work, find where "
+      "synchronization waits, separate compute from communication, "
+      "persistent or transient, then choose a mitigation.</p>\n";
+}
+
+void Findings(std::string* out, const diagnose::Diagnosis& d) {
+  *out += "<h2>Findings</h2>\n";
+  if (d.findings.empty()) {
+    *out += "<p class=\"note\">No findings.</p>\n";
+    return;
+  }
+  *out +=
+      "<table id=\"findings\">\n<tr><th>#</th><th>cause</th><th "
+      "class=\"num\">confidence</th><th>ranks</th><th>evidence</th></tr>\n";
+  for (size_t k = 0; k < d.findings.size(); ++k) {
+    const diagnose::Finding& f = d.findings[k];
+    *out += Format("<tr><td>%zu</td><td>", k + 1) +
+            Escape(diagnose::CauseName(f.cause)) +
+            Format("</td><td class=\"num\">%.2f</td><td>", f.confidence) +
+            Escape(RankList(f.ranks)) + "</td><td>" + Escape(f.evidence) +
+            "</td></tr>\n";
+  }
+  *out += "</table>\n";
+}
+
+void RankedWorkers(std::string* out, const WhatIfResult& r) {
+  *out += Format(
+      "<h2>Ranked workers</h2>\n<p class=\"note\">The %zu slowest of %zu: "
+      "min of their DP rank's and their stage's S.</p>\n",
+      std::min(kTopWorkers, r.workers.size()), r.workers.size());
+  *out +=
+      "<table id=\"workers\">\n<tr><th class=\"num\">#</th><th "
+      "class=\"num\">rank</th><th class=\"num\">DP rank</th><th "
+      "class=\"num\">stage</th><th class=\"num\">slowdown</th><th "
+      "class=\"num\">waste</th></tr>\n";
+  for (size_t k = 0; k < r.workers.size() && k < kTopWorkers; ++k) {
+    const whatif::WorkerScore& w = r.workers[k];
+    *out += Format(
+        "<tr><td class=\"num\">%zu</td><td class=\"num\">%d</td><td "
+        "class=\"num\">%d</td><td class=\"num\">%d</td><td "
+        "class=\"num\">%.3f</td><td class=\"num\">%.1f%%</td></tr>\n",
+        k + 1, w.rank, w.dp, w.pp, w.score,
+        w.score > 0 ? 100 * (1 - 1 / w.score) : 0.0);
+  }
+  *out += "</table>\n";
+}
+
+void Charts(std::string* out, const WhatIfResult& r) {
+  const int heatmap_px = std::clamp(r.pp * 22 + 100, 170, 730);
+  *out += Format(
+      "<h2>Worker slowdown</h2>\n<p class=\"note\">DP rank x PP stage; "
+      "colour from 1.0 to 1.5 as in the SMon view (darker is slower).</p>\n"
+      "<div id=\"chart-heatmap\" class=\"chart\" style=\"height:%dpx\">"
+      "</div>\n",
+      heatmap_px);
+  *out +=
+      "<h2>Slowdown per step</h2>\n<div id=\"chart-steps\" "
+      "class=\"chart\"></div>\n";
+  *out +=
+      "<div class=\"row\">\n<section><h2>By op type</h2>\n<p "
+      "class=\"note\">S if only this op type were left unfixed.</p>\n<div "
+      "id=\"chart-optype\" class=\"chart\"></div></section>\n"
+      "<section><h2>By stage</h2>\n<p class=\"note\">S if only this stage "
+      "were left unfixed.</p>\n<div id=\"chart-stage\" class=\"chart\">"
+      "</div></section>\n</div>\n";
+}
+
+void TimelineSection(std::string* out, const HtmlReportInput& in) {
+  if (in.timeline == nullptr) return;
+  const whatif::Timeline& t = *in.timeline;
+  std::set<int32_t> workers;
+  for (const whatif::TimelineOp& op : t.ops) workers.insert(op.rank);
+  *out += Format(
+      "<h2>Worst step timeline</h2>\n<p class=\"note\">Step %lld: %.3f ms "
+      "replayed without launch delays (actual) against %.3f ms with ideal "
+      "durations; %zu of %zu workers (critical path first), critical-path "
+      "ops outlined.</p>\n<div id=\"timeline-legend\"></div>\n<div "
+      "id=\"chart-timeline\" class=\"chart\"></div>\n",
+      static_cast<long long>(t.step), 1e3 * t.step_time_s,
+      1e3 * t.ideal_step_time_s, std::min(kMaxTimelineWorkers, workers.size()),
+      workers.size());
+}
+
+void Head(std::string* out, const HtmlReportInput& in) {
+  *out +=
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+      "charset=\"utf-8\">\n<meta name=\"viewport\" "
+      "content=\"width=device-width, initial-scale=1\">\n";
+  *out += "<meta name=\"generator\" content=\"strag; ECharts " +
+          Escape(web_assets::EchartsVersion()) + "\">\n";
+  *out += "<title>strag: " + Escape(in.title) + "</title>\n<style>\n";
+  *out += web_assets::ReportCss();
+  *out += "</style>\n</head>\n<body>\n";
+}
+
+void Heading(std::string* out, const HtmlReportInput& in) {
+  const WhatIfResult& r = in.result;
+  *out += "<h1>strag report: " + Escape(in.title) + "</h1>\n";
+  *out += Format(
+      "<p class=\"sub\" id=\"job\">Job: DP %d x PP %d x TP %d x CP %d (VPP "
+      "%d), %zu traced workers, %zu steps, %zu ops.</p>\n",
+      r.dp, r.pp, in.meta.tp, in.meta.cp, r.vpp, r.workers.size(),
+      r.steps.size(), r.num_ops);
+}
+
+void Scripts(std::string* out, const HtmlReportInput& in) {
+  *out += "<footer>Made by strag; charts by Apache ECharts " +
+          Escape(web_assets::EchartsVersion()) +
+          " (Apache-2.0), inlined: this file works offline.</footer>\n";
+  *out += "<script type=\"application/json\" id=\"strag-data\">";
+  *out += DataJson(in);
+  *out += "</script>\n<script>\n";
+  *out += web_assets::EchartsJs();
+  *out += "\n</script>\n<script>\n";
+  *out += web_assets::ReportJs();
+  *out += "</script>\n</body>\n</html>\n";
+}
+
+}  // namespace
+
+std::string RenderHtmlReport(const HtmlReportInput& in) {
+  std::string out;
+  out.reserve(web_assets::EchartsJs().size() + (1 << 16));
+  Head(&out, in);
+  Heading(&out, in);
+  Summary(&out, in);
+  Findings(&out, in.diagnosis);
+  Charts(&out, in.result);
+  RankedWorkers(&out, in.result);
+  TimelineSection(&out, in);
+  Scripts(&out, in);
+  return out;
+}
+
+}  // namespace strag::report
