@@ -10,11 +10,11 @@
 
 #include "cli/flags.h"
 #include "cli/job_cost.h"
+#include "cli/report_files.h"
+#include "diagnose/diagnosis.h"
 #include "ingest/common/file.h"
 #include "ingest/ops_csv/meta_yaml.h"
 #include "ingest/ops_csv/ops_csv_file.h"
-#include "diagnose/diagnosis.h"
-#include "cli/report_files.h"
 #include "report/render/analysis_json.h"
 #include "report/render/html_report.h"
 #include "report/render/perfetto_json.h"
@@ -44,10 +44,14 @@ const char kAnalyzeUsage[] =
     "  --top N               rows per ranking in the summary (default 5)\n"
     "  --threads N           threads for the replays (default: one per core;\n"
     "                        results do not depend on it)\n"
+    "  --gpus N              GPUs of the job (default: the world size)\n"
+    "  --days D | --hours H  run length for the wasted GPU-hours and dollars\n"
+    "                        (default: one day)\n"
     "  --usd-per-gpu-hour X  GPU price for the cost lines (default: the\n"
     "                        metadata's gpu_hour_usd, else 2.00)\n"
     "  --html FILE           self-contained HTML report (works offline)\n"
-    "  --perfetto FILE       Chrome-trace JSON of chosen steps (actual vs ideal,\n"
+    "  --perfetto FILE       Chrome-trace JSON of chosen steps (actual vs "
+    "ideal,\n"
     "                        critical-path arrows) for ui.perfetto.dev\n"
     "  --perfetto-steps A,B  steps to export (default: slowest and fastest)\n"
     "  --quiet               print nothing (with --json)\n";
@@ -143,8 +147,9 @@ Status WriteText(const std::string& path, const std::string& text) {
 Status RunAnalyze(const std::vector<std::string>& args) {
   const FlagSpec spec{
       .with_value = {"meta", "json", "fix", "unfix", "dp", "pp", "tp", "cp",
-                     "vpp", "pool", "top", "threads", "usd-per-gpu-hour", "perfetto",
-                     "perfetto-steps", "html"},
+                     "vpp", "pool", "top", "threads", "usd-per-gpu-hour",
+                     "gpus", "days", "hours", "perfetto", "perfetto-steps",
+                     "html"},
       .booleans = {"quiet"},
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
@@ -176,13 +181,13 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(whatif::WhatIfResult result,
                    whatif::Analyze(prepared, options));
 
-  ASSIGN_OR_RETURN(std::optional<double> price, UsdPerGpuHour(flags));
-  const econ::StepCost cost = JobCost(result, meta, price);
+  ASSIGN_OR_RETURN(const econ::StepCost cost,
+                   CostFromFlags(flags, result, meta));
   const diagnose::Diagnosis diagnosis = diagnose::Diagnose(
       prepared, result, {.gpus_per_node = GpusPerNode(meta), .tp = meta.tp});
   if (auto json = flags.Get("json")) {
-    RETURN_IF_ERROR(
-        WriteText(*json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
+    RETURN_IF_ERROR(WriteText(
+        *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
   }
   if (auto html = flags.Get("html")) {
     ASSIGN_OR_RETURN(std::vector<size_t> steps,
@@ -201,8 +206,9 @@ Status RunAnalyze(const std::vector<std::string>& args) {
                     .timeline = worst.empty() ? nullptr : &worst[0]})));
   }
   if (auto perfetto = flags.Get("perfetto")) {
-    ASSIGN_OR_RETURN(std::vector<size_t> steps,
-                     ChooseSteps(prepared, result, flags.Get("perfetto-steps")));
+    ASSIGN_OR_RETURN(
+        std::vector<size_t> steps,
+        ChooseSteps(prepared, result, flags.Get("perfetto-steps")));
     ASSIGN_OR_RETURN(std::vector<whatif::Timeline> timelines,
                      BuildTimelines(prepared, result, steps));
     RETURN_IF_ERROR(WriteTextFile(

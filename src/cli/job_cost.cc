@@ -49,4 +49,26 @@ Result<std::optional<double>> UsdPerGpuHour(const Flags& flags) {
   return price;
 }
 
+Result<econ::StepCost> CostFromFlags(const Flags& flags,
+                                     const whatif::WhatIfResult& result,
+                                     const trace::JobMeta& meta) {
+  ASSIGN_OR_RETURN(std::optional<double> price, UsdPerGpuHour(flags));
+  econ::StepCost cost = JobCost(result, meta, price);
+  ASSIGN_OR_RETURN(std::optional<int64_t> gpus, flags.GetInt("gpus"));
+  if (gpus) {
+    if (*gpus < 1) return InvalidInput("flag --gpus: must be at least 1");
+    cost = econ::ComputeStepCost(PairwiseMean(result.step_t_observed),
+                                 PairwiseMean(result.step_t_ideal), *gpus,
+                                 cost.usd_per_gpu_hour);
+  }
+  ASSIGN_OR_RETURN(std::optional<double> days, flags.GetDouble("days"));
+  ASSIGN_OR_RETURN(std::optional<double> hours, flags.GetDouble("hours"));
+  if (days && hours) return InvalidInput("give --days or --hours, not both");
+  const double run_days = days ? *days : hours ? *hours / 24.0 : 1.0;
+  if (!(run_days > 0))
+    return InvalidInput("flags --days / --hours: must be positive");
+  econ::AddRunLength(run_days, &cost);
+  return cost;
+}
+
 }  // namespace strag::cli

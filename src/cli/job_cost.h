@@ -32,6 +32,12 @@ int32_t GpusPerNode(const trace::JobMeta& meta);
 // --usd-per-gpu-hour, checked (>= 0).
 Result<std::optional<double>> UsdPerGpuHour(const Flags& flags);
 
+// The cost of the analysed job from the flags --usd-per-gpu-hour, --gpus
+// (default: the world size) and --days / --hours (default: one day).
+Result<econ::StepCost> CostFromFlags(const Flags& flags,
+                                     const whatif::WhatIfResult& result,
+                                     const trace::JobMeta& meta);
+
 }  // namespace strag::cli
 
 #endif  // STRAG_SRC_CLI_JOB_COST_H_

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/simulate_command.h"
 
-#include <algorithm>
-#include <charconv>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,10 +14,10 @@
 #include "cli/flags.h"
 #include "cli/job_cost.h"
 #include "cli/report_files.h"
+#include "diagnose/diagnosis.h"
 #include "ingest/common/file.h"
 #include "ingest/common/gzip.h"
 #include "ingest/ops_csv/ops_csv_writer.h"
-#include "diagnose/diagnosis.h"
 #include "report/render/analysis_json.h"
 #include "report/render/html_report.h"
 #include "report/render/terminal_summary.h"
@@ -193,7 +193,7 @@ whatif::PreparedTrace PrepareSimulated(sim::SimulatedJob* job) {
 Status RunSimulate(const std::vector<std::string>& args) {
   const FlagSpec spec{
       .with_value = {"preset", "out", "json", "steps-window", "seed", "threads",
-                     "usd-per-gpu-hour", "html"},
+                     "usd-per-gpu-hour", "gpus", "days", "hours", "html"},
       .booleans = {"analyze", "no-truth", "list-presets"},
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
@@ -237,13 +237,14 @@ Status RunSimulate(const std::vector<std::string>& args) {
       static_cast<size_t>(std::max<int64_t>(0, threads.value_or(0)));
   ASSIGN_OR_RETURN(whatif::WhatIfResult result,
                    whatif::Analyze(prepared, options));
-  ASSIGN_OR_RETURN(std::optional<double> price, UsdPerGpuHour(flags));
-  const econ::StepCost cost = JobCost(result, meta, price);
+  ASSIGN_OR_RETURN(const econ::StepCost cost,
+                   CostFromFlags(flags, result, meta));
   const diagnose::Diagnosis diagnosis = diagnose::Diagnose(
-      prepared, result, {.gpus_per_node = job_spec.job.gpus_per_node, .tp = meta.tp});
+      prepared, result,
+      {.gpus_per_node = job_spec.job.gpus_per_node, .tp = meta.tp});
   if (auto json = flags.Get("json")) {
-    RETURN_IF_ERROR(
-        Write(*json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
+    RETURN_IF_ERROR(Write(
+        *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
   }
   if (auto html = flags.Get("html")) {
     ASSIGN_OR_RETURN(std::vector<size_t> steps,
@@ -262,13 +263,12 @@ Status RunSimulate(const std::vector<std::string>& args) {
                     .timeline = worst.empty() ? nullptr : &worst[0]})));
   }
   std::fputs(
-      report::RenderTerminalSummary(
-          result, meta,
-          {.source = "simulated " + job.spec.name,
-                  .top = 5,
-                  .cost = cost,
-                  .diagnosis = &diagnosis,
-                  .color = UseColor()})
+      report::RenderTerminalSummary(result, meta,
+                                    {.source = "simulated " + job.spec.name,
+                                     .top = 5,
+                                     .cost = cost,
+                                     .diagnosis = &diagnosis,
+                                     .color = UseColor()})
           .c_str(),
       stdout);
   return Status::Ok();

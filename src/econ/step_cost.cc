@@ -16,4 +16,13 @@ StepCost ComputeStepCost(double mean_observed_s, double mean_ideal_s,
   return c;
 }
 
+void AddRunLength(double run_days, StepCost* cost) {
+  const double lost = cost->utilization > 0 ? 1.0 - cost->utilization : 0.0;
+  cost->run_days = run_days;
+  cost->wasted_gpu_hours =
+      static_cast<double>(cost->gpus) * 24.0 * run_days * lost;
+  cost->wasted_usd = cost->wasted_gpu_hours * cost->usd_per_gpu_hour;
+  cost->extra_days = run_days * lost;
+}
+
 }  // namespace strag::econ

@@ -17,7 +17,15 @@ struct StepCost {
   double lost_gpu_seconds_per_step = 0;  // (observed - ideal) x gpus
   double usd_per_gpu_hour = 0;
   double wasted_usd_per_hour = 0;  // (1 - utilization) x gpus x price
+  // Over a run of `run_days` wall-clock days at this pace (0: not given).
+  double run_days = 0;
+  double wasted_gpu_hours = 0;  // gpus x 24 x run_days x (1 - utilization)
+  double wasted_usd = 0;
+  double extra_days = 0;  // run_days x (1 - utilization)
 };
+
+// Adds the run-length figures to `cost`.
+void AddRunLength(double run_days, StepCost* cost);
 
 // `mean_observed_s` and `mean_ideal_s` are mean step times in seconds.
 StepCost ComputeStepCost(double mean_observed_s, double mean_ideal_s,

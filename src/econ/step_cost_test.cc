@@ -16,6 +16,16 @@ TEST(StepCostTest, MotivatingExample) {
   EXPECT_NEAR(c.wasted_usd_per_hour, 4096 * 2.0 / 6, 1e-9);
 }
 
+// Ten days of the motivating example's pace: 4096 x 240 GPU-hours, a sixth
+// of them lost.
+TEST(StepCostTest, RunLength) {
+  StepCost c = ComputeStepCost(0.120, 0.100, 4096, 2.0);
+  AddRunLength(10, &c);
+  EXPECT_NEAR(c.wasted_gpu_hours, 4096 * 240 / 6.0, 1e-6);
+  EXPECT_NEAR(c.wasted_usd, 2 * 4096 * 240 / 6.0, 1e-6);
+  EXPECT_NEAR(c.extra_days, 10 / 6.0, 1e-12);
+}
+
 // A healthy job loses nothing; a zero step time is not a division by zero.
 TEST(StepCostTest, EdgeCases) {
   EXPECT_DOUBLE_EQ(ComputeStepCost(1.0, 1.0, 8, 2.0).lost_gpu_seconds_per_step,

@@ -108,6 +108,10 @@ void WriteReport(JsonWriter* w, const diagnose::Diagnosis& d,
   if (cost.gpus > 0) {
     w->Field("wasted_gpu_seconds_per_step", cost.lost_gpu_seconds_per_step);
     w->Field("wasted_usd_per_hour", cost.wasted_usd_per_hour);
+    w->Field("run_days", cost.run_days);
+    w->Field("wasted_gpu_hours", cost.wasted_gpu_hours);
+    w->Field("wasted_usd", cost.wasted_usd);
+    w->Field("extra_days", cost.extra_days);
   }
   w->FieldInt("worst_step", d.worst_step);
   w->Key("findings");

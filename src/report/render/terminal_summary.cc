@@ -88,26 +88,28 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
   *out += "  largest straggler: " +
           Paint("global rank " + std::to_string(s.rank), "31", color) +
           "; scope: " + d.scope + "\n";
-  *out += Format("  excess step time %+.1f ms (%.0f%% blocking, %.0f%% launch "
-                 "delay); persistence: P90 of per-step S/S %.3f (%s), its DP "
-                 "replica slowest in %.0f%% of steps\n",
-                 d.excess_step_time_ms, 100 * d.blocking_share,
-                 100 * (1 - d.blocking_share), d.persistence_p90,
-                 d.persistent ? "persistent" : "transient",
-                 100 * d.worst_worker_share);
-  *out += "  probable cause: " +
-          Paint(std::string(diagnose::CauseName(d.probable_cause)), "33", color) +
-          Format("   (lost time: %.0f%% compute, %.0f%% communication)\n",
-                 100 * d.compute_share, 100 * d.communication_share);
+  *out += Format(
+      "  excess step time %+.1f ms (%.0f%% blocking, %.0f%% launch "
+      "delay); persistence: P90 of per-step S/S %.3f (%s), its DP "
+      "replica slowest in %.0f%% of steps\n",
+      d.excess_step_time_ms, 100 * d.blocking_share,
+      100 * (1 - d.blocking_share), d.persistence_p90,
+      d.persistent ? "persistent" : "transient", 100 * d.worst_worker_share);
+  *out +=
+      "  probable cause: " +
+      Paint(std::string(diagnose::CauseName(d.probable_cause)), "33", color) +
+      Format("   (lost time: %.0f%% compute, %.0f%% communication)\n",
+             100 * d.compute_share, 100 * d.communication_share);
   for (size_t k = 0; k < d.findings.size() && k < 4; ++k) {
     const diagnose::Finding& f = d.findings[k];
     *out += Format("    %zu. %-26s confidence %.2f: %s\n", k + 1,
                    std::string(diagnose::CauseName(f.cause)).c_str(),
                    f.confidence, f.evidence.c_str());
   }
-  *out += "  next: balance the work, find where synchronization waits, separate "
-          "compute from communication, persistent or transient, then choose a "
-          "mitigation\n\n";
+  *out +=
+      "  next: balance the work, find where synchronization waits, separate "
+      "compute from communication, persistent or transient, then choose a "
+      "mitigation\n\n";
 }
 
 }  // namespace
@@ -147,6 +149,12 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
         "GPUs: $%.0f per hour at $%.2f per GPU-hour\n",
         c.lost_gpu_seconds_per_step, static_cast<long long>(c.gpus),
         c.wasted_usd_per_hour, c.usd_per_gpu_hour);
+    if (c.run_days > 0) {
+      out += Format(
+          "  over %.4g day(s)  %.0f GPU-hours and $%.0f lost; the run ends "
+          "%.2f days later than without stragglers\n",
+          c.run_days, c.wasted_gpu_hours, c.wasted_usd, c.extra_days);
+    }
   }
   out += Format(
       "  launch slowdown  %7.4f   observed %s vs T: untraced host "
