@@ -183,8 +183,17 @@ Status RunAnalyze(const std::vector<std::string>& args) {
 
   ASSIGN_OR_RETURN(const econ::StepCost cost,
                    CostFromFlags(flags, result, meta));
-  const diagnose::Diagnosis diagnosis = diagnose::Diagnose(
+  diagnose::Diagnosis diagnosis = diagnose::Diagnose(
       prepared, result, {.gpus_per_node = GpusPerNode(meta), .tp = meta.tp});
+  {
+    ASSIGN_OR_RETURN(std::vector<size_t> worst,
+                     ChooseSteps(prepared, result, std::nullopt));
+    if (!worst.empty()) {
+      ASSIGN_OR_RETURN(std::vector<whatif::Timeline> tl,
+                       BuildTimelines(prepared, result, {worst[0]}));
+      diagnose::AddWorstStep(tl[0], &diagnosis);
+    }
+  }
   if (auto json = flags.Get("json")) {
     RETURN_IF_ERROR(WriteText(
         *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));

@@ -239,9 +239,18 @@ Status RunSimulate(const std::vector<std::string>& args) {
                    whatif::Analyze(prepared, options));
   ASSIGN_OR_RETURN(const econ::StepCost cost,
                    CostFromFlags(flags, result, meta));
-  const diagnose::Diagnosis diagnosis = diagnose::Diagnose(
+  diagnose::Diagnosis diagnosis = diagnose::Diagnose(
       prepared, result,
       {.gpus_per_node = job_spec.job.gpus_per_node, .tp = meta.tp});
+  {
+    ASSIGN_OR_RETURN(std::vector<size_t> worst,
+                     ChooseSteps(prepared, result, std::nullopt));
+    if (!worst.empty()) {
+      ASSIGN_OR_RETURN(std::vector<whatif::Timeline> tl,
+                       BuildTimelines(prepared, result, {worst[0]}));
+      diagnose::AddWorstStep(tl[0], &diagnosis);
+    }
+  }
   if (auto json = flags.Get("json")) {
     RETURN_IF_ERROR(Write(
         *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));

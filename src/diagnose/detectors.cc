@@ -11,7 +11,9 @@ namespace {
 
 using trace::OpType;
 
-double Clamp01(double x) { return std::isfinite(x) ? std::clamp(x, 0.0, 1.0) : 0.0; }
+double Clamp01(double x) {
+  return std::isfinite(x) ? std::clamp(x, 0.0, 1.0) : 0.0;
+}
 
 std::string Format(const char* fmt, double a, double b = 0, double c = 0,
                    double d = 0) {
@@ -30,7 +32,8 @@ double Median(std::vector<double> v) {
 // Mean forward + backward compute time of every worker [dp][stage], s.
 std::vector<std::vector<double>> WorkerCompute(const whatif::PreparedTrace& t) {
   const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
-  std::vector<std::vector<double>> sum(dp, std::vector<double>(static_cast<size_t>(t.pp), 0.0));
+  std::vector<std::vector<double>> sum(
+      dp, std::vector<double>(static_cast<size_t>(t.pp), 0.0));
   for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
     const graph::OpKey& k = t.model.keys[v];
     if (!trace::IsCompute(k.type)) continue;
@@ -73,8 +76,8 @@ double Pearson(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 bool IsCommGroup(const std::string& g) {
-  return g != "forward-compute" && g != "backward-compute" && g != "optimizer" &&
-         g != "gc";
+  return g != "forward-compute" && g != "backward-compute" &&
+         g != "optimizer" && g != "gc";
 }
 
 }  // namespace
@@ -83,10 +86,11 @@ Finding DetectFaultyWorker(const whatif::WhatIfResult& r) {
   Finding f{Cause::kFaultyWorker, 0, r.fix_worst_workers.ranks, ""};
   const double m = r.fix_worst_workers.rem;
   f.confidence = m > 0.5 ? Clamp01(m) : Clamp01(m) * 0.5;
-  f.evidence = Format("fixing only the worst %.0f worker(s) recovers M_W = %.2f of "
-                      "the slowdown (step %.4g s -> %.4g s)",
-                      static_cast<double>(f.ranks.size()), m,
-                      r.fix_worst_workers.t_ori, r.fix_worst_workers.t_rem);
+  f.evidence = Format(
+      "fixing only the worst %.0f worker(s) recovers M_W = %.2f of "
+      "the slowdown (step %.4g s -> %.4g s)",
+      static_cast<double>(f.ranks.size()), m, r.fix_worst_workers.t_ori,
+      r.fix_worst_workers.t_rem);
   return f;
 }
 
@@ -109,16 +113,19 @@ Finding DetectStageImbalance(const whatif::PreparedTrace& t,
   const double ratio = mean > 0 ? stage[heavy] / mean : 1.0;
   const double ms = r.fix_last_stage.rem;
   double conf = heavy + 1 == stage.size() ? Clamp01(ms) : 0.0;
-  const double share = (r.by_stage.slowdown[heavy] - 1) / std::max(r.slowdown - 1, 1e-9);
-  if (ratio >= 1.05) conf = std::max(conf, Clamp01((ratio - 1) / 0.2) * Clamp01(share));
+  const double share =
+      (r.by_stage.slowdown[heavy] - 1) / std::max(r.slowdown - 1, 1e-9);
+  if (ratio >= 1.05)
+    conf = std::max(conf, Clamp01((ratio - 1) / 0.2) * Clamp01(share));
   f.confidence = conf;
   for (const whatif::Worker& w : t.workers) {
     if (w.pp == static_cast<int32_t>(heavy)) f.ranks.push_back(w.rank);
   }
-  f.evidence = Format("stage %.0f computes %.0f%% more than the average stage "
-                      "(median worker); fixing only the last stage recovers "
-                      "M_S = %.2f of the slowdown",
-                      static_cast<double>(heavy), 100 * (ratio - 1), ms);
+  f.evidence = Format(
+      "stage %.0f computes %.0f%% more than the average stage "
+      "(median worker); fixing only the last stage recovers "
+      "M_S = %.2f of the slowdown",
+      static_cast<double>(heavy), 100 * (ratio - 1), ms);
   return f;
 }
 
@@ -144,8 +151,10 @@ Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
       double mf = 0, mb = 0;
       for (size_t k = 0; k < fx.size(); ++k) mf += fx[k], mb += by[k];
       if (fx.empty()) continue;
-      mf /= static_cast<double>(fx.size()), mb /= static_cast<double>(fx.size());
-      for (size_t k = 0; k < fx.size(); ++k) x.push_back(fx[k] - mf), y.push_back(by[k] - mb);
+      mf /= static_cast<double>(fx.size()),
+          mb /= static_cast<double>(fx.size());
+      for (size_t k = 0; k < fx.size(); ++k)
+        x.push_back(fx[k] - mf), y.push_back(by[k] - mb);
     }
     const double rs = Pearson(x, y);
     if (rs > best_r) best_r = rs, best_stage = s;
@@ -156,13 +165,18 @@ Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
   for (size_t d : worst) ++count[d];
   size_t top = 0;
   for (auto [d, c] : count) top = std::max(top, c);
-  const double moves = worst.empty() ? 0 : 1.0 - static_cast<double>(top) / static_cast<double>(worst.size());
-  f.confidence = Clamp01((best_r - 0.8) / 0.2) * (0.3 + 0.7 * Clamp01(moves / 0.5));
-  f.evidence = Format("forward and backward times of a microbatch correlate "
-                      "(Pearson r = %.3f on stage %.0f, within each worker's "
-                      "step) and the slowest DP replica changes in %.0f%% of "
-                      "the steps",
-                      best_r, static_cast<double>(best_stage), 100 * moves);
+  const double moves =
+      worst.empty()
+          ? 0
+          : 1.0 - static_cast<double>(top) / static_cast<double>(worst.size());
+  f.confidence =
+      Clamp01((best_r - 0.8) / 0.2) * (0.3 + 0.7 * Clamp01(moves / 0.5));
+  f.evidence = Format(
+      "forward and backward times of a microbatch correlate "
+      "(Pearson r = %.3f on stage %.0f, within each worker's "
+      "step) and the slowest DP replica changes in %.0f%% of "
+      "the steps",
+      best_r, static_cast<double>(best_stage), 100 * moves);
   return f;
 }
 
@@ -184,22 +198,29 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
       total += ld;
       longest = std::max(longest, static_cast<double>(ld));
       const int32_t stage = t.model.keys[v].stage;
-      ++per_rank[t.worker_rank[(i % dp) * static_cast<size_t>(t.pp) + static_cast<size_t>(stage)]];
+      ++per_rank[t.worker_rank[(i % dp) * static_cast<size_t>(t.pp) +
+                               static_cast<size_t>(stage)]];
       ++per_step[i / dp];
     }
   }
   for (auto [rank, n] : per_rank) f.ranks.push_back(rank);
   const double blocking = r.slowdown - 1, launch = r.launch_slowdown - 1;
-  if (pauses > 0) f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5);
+  if (pauses > 0)
+    f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5);
   double lined_up = 0;
-  for (auto [step, n] : per_step) lined_up = std::max(lined_up, static_cast<double>(n));
-  f.evidence = Format("%.0f host pauses of at least 5 ms before an op (mean %.1f ms, "
-                      "longest %.1f ms) on %.0f workers",
-                      static_cast<double>(pauses), pauses ? 1e3 * total / static_cast<double>(pauses) : 0,
-                      1e3 * longest, static_cast<double>(per_rank.size())) +
-                 Format(" in %.0f of the steps; at most %.0f in one step; "
-                        "launch slowdown %.3f",
-                        static_cast<double>(per_step.size()), lined_up, r.launch_slowdown);
+  for (auto [step, n] : per_step)
+    lined_up = std::max(lined_up, static_cast<double>(n));
+  f.evidence =
+      Format(
+          "%.0f host pauses of at least 5 ms before an op (mean %.1f ms, "
+          "longest %.1f ms) on %.0f workers",
+          static_cast<double>(pauses),
+          pauses ? 1e3 * total / static_cast<double>(pauses) : 0, 1e3 * longest,
+          static_cast<double>(per_rank.size())) +
+      Format(
+          " in %.0f of the steps; at most %.0f in one step; "
+          "launch slowdown %.3f",
+          static_cast<double>(per_step.size()), lined_up, r.launch_slowdown);
   return f;
 }
 
@@ -216,8 +237,11 @@ Finding DetectCommunication(const whatif::WhatIfResult& r) {
     }
   }
   f.confidence = comm > 0.01 ? Clamp01(comm / (comm + compute)) : 0;
-  f.evidence = "the slowest communication type is " + (worst.empty() ? std::string("none") : worst) +
-               Format(" (S_t - 1 = %.3f) against %.3f for the slowest compute type", comm, compute);
+  f.evidence =
+      "the slowest communication type is " +
+      (worst.empty() ? std::string("none") : worst) +
+      Format(" (S_t - 1 = %.3f) against %.3f for the slowest compute type",
+             comm, compute);
   return f;
 }
 
@@ -226,10 +250,11 @@ Finding DetectHealthy(const whatif::WhatIfResult& r) {
   if (r.slowdown < 1.05 && r.launch_slowdown < 1.05) {
     f.confidence = 1.0;
   }
-  f.evidence = Format("S = %.3f and launch slowdown %.3f: residual noise costs %.1f%% "
-                      "of the GPU time",
-                      r.slowdown, r.launch_slowdown,
-                      100 * (1 - 1 / (r.slowdown * r.launch_slowdown)));
+  f.evidence = Format(
+      "S = %.3f and launch slowdown %.3f: residual noise costs %.1f%% "
+      "of the GPU time",
+      r.slowdown, r.launch_slowdown,
+      100 * (1 - 1 / (r.slowdown * r.launch_slowdown)));
   return f;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "base/f32.h"
 #include "diagnose/detectors.h"
@@ -32,11 +33,13 @@ void Persistence(const whatif::WhatIfResult& r, Diagnosis* d) {
   for (size_t s = 0; s < r.steps.size(); ++s) {
     size_t worst = 0;
     for (size_t k = 1; k < r.by_dp_rank.per_step.size(); ++k) {
-      if (r.by_dp_rank.per_step[k][s] > r.by_dp_rank.per_step[worst][s]) worst = k;
+      if (r.by_dp_rank.per_step[k][s] > r.by_dp_rank.per_step[worst][s])
+        worst = k;
     }
     hits += worst == dp;
   }
-  d->worst_worker_share = static_cast<double>(hits) / static_cast<double>(r.steps.size());
+  d->worst_worker_share =
+      static_cast<double>(hits) / static_cast<double>(r.steps.size());
 }
 
 void Split(const whatif::WhatIfResult& r, Diagnosis* d) {
@@ -44,7 +47,8 @@ void Split(const whatif::WhatIfResult& r, Diagnosis* d) {
   for (size_t g = 0; g < r.by_optype.keys.size(); ++g) {
     const double excess = std::max(0.0, r.by_optype.slowdown[g] - 1);
     const std::string& k = r.by_optype.keys[g];
-    if (k == "forward-compute" || k == "backward-compute" || k == "optimizer" || k == "gc") {
+    if (k == "forward-compute" || k == "backward-compute" || k == "optimizer" ||
+        k == "gc") {
       compute += excess;
     } else {
       comm += excess;
@@ -59,31 +63,40 @@ void Split(const whatif::WhatIfResult& r, Diagnosis* d) {
 
 std::string_view CauseName(Cause cause) {
   switch (cause) {
-    case Cause::kNone: return "none";
-    case Cause::kFaultyWorker: return "faulty_worker";
-    case Cause::kStageImbalance: return "stage_imbalance";
-    case Cause::kSequenceLengthImbalance: return "sequence_length_imbalance";
-    case Cause::kHostPause: return "host_pause";
-    case Cause::kCommunication: return "communication";
+    case Cause::kNone:
+      return "none";
+    case Cause::kFaultyWorker:
+      return "faulty_worker";
+    case Cause::kStageImbalance:
+      return "stage_imbalance";
+    case Cause::kSequenceLengthImbalance:
+      return "sequence_length_imbalance";
+    case Cause::kHostPause:
+      return "host_pause";
+    case Cause::kCommunication:
+      return "communication";
   }
   return "none";
 }
 
-Diagnosis Diagnose(const whatif::PreparedTrace& t, const whatif::WhatIfResult& r,
+Diagnosis Diagnose(const whatif::PreparedTrace& t,
+                   const whatif::WhatIfResult& r,
                    const DiagnoseOptions& options) {
   Diagnosis d;
   const Finding healthy = DetectHealthy(r);
   std::vector<Finding> all = {DetectFaultyWorker(r), DetectStageImbalance(t, r),
                               DetectSequenceLengthImbalance(t, r),
                               DetectHostPause(t, r), DetectCommunication(r)};
-  std::stable_sort(all.begin(), all.end(), [](const Finding& a, const Finding& b) {
-    return a.confidence > b.confidence;
-  });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Finding& a, const Finding& b) {
+                     return a.confidence > b.confidence;
+                   });
   if (healthy.confidence > 0) d.findings.push_back(healthy);
   for (Finding& f : all) {
     if (f.confidence >= kMinConfidence) d.findings.push_back(std::move(f));
   }
-  d.probable_cause = d.findings.empty() ? Cause::kNone : d.findings.front().cause;
+  d.probable_cause =
+      d.findings.empty() ? Cause::kNone : d.findings.front().cause;
 
   const double observed = PairwiseMean(r.step_t_observed);
   const double replayed = PairwiseMean(r.step_t_replayed);
@@ -91,26 +104,55 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t, const whatif::WhatIfResult& r
   d.excess_step_time_ms = 1e3 * (observed - ideal);
   const double blocking = std::max(0.0, replayed - ideal);
   const double launch = std::max(0.0, observed - replayed);
-  d.blocking_share = blocking + launch > 0 ? blocking / (blocking + launch) : 1.0;
-  d.dominant_cause = d.blocking_share >= 0.5 ? "synchronization waiting (blocking)"
-                                             : "host-side launch delays";
+  d.blocking_share =
+      blocking + launch > 0 ? blocking / (blocking + launch) : 1.0;
+  d.dominant_cause = d.blocking_share >= 0.5
+                         ? "synchronization waiting (blocking)"
+                         : "host-side launch delays";
   if (!r.workers.empty()) {
     const whatif::WorkerScore& w = r.workers.front();
     d.largest_straggler = {w.rank, w.dp, w.pp, 0,
                            w.rank / std::max(1, options.gpus_per_node)};
     const int32_t tp = std::max(1, options.tp);
     d.scope = "TP group " + std::to_string(w.rank) +
-              (tp > 1 ? "-" + std::to_string(w.rank + tp - 1) : "") + ", PP stage " +
-              std::to_string(w.pp) + ", DP replica " + std::to_string(w.dp) +
-              ", node " + std::to_string(d.largest_straggler.node);
+              (tp > 1 ? "-" + std::to_string(w.rank + tp - 1) : "") +
+              ", PP stage " + std::to_string(w.pp) + ", DP replica " +
+              std::to_string(w.dp) + ", node " +
+              std::to_string(d.largest_straggler.node);
   }
   Persistence(r, &d);
   Split(r, &d);
-  const auto worst = std::max_element(r.slowdown_per_step.begin(), r.slowdown_per_step.end());
+  const auto worst =
+      std::max_element(r.slowdown_per_step.begin(), r.slowdown_per_step.end());
   if (worst != r.slowdown_per_step.end()) {
-    d.worst_step = r.steps[static_cast<size_t>(worst - r.slowdown_per_step.begin())];
+    d.worst_step =
+        r.steps[static_cast<size_t>(worst - r.slowdown_per_step.begin())];
   }
   return d;
+}
+
+void AddWorstStep(const whatif::Timeline& t, Diagnosis* d) {
+  const whatif::TimelineOp* compute = nullptr;
+  const whatif::TimelineOp* comm = nullptr;
+  auto excess = [](const whatif::TimelineOp& op) {
+    return (op.end_s - op.start_s) - (op.ideal_end_s - op.ideal_start_s);
+  };
+  for (const whatif::TimelineOp& op : t.ops) {
+    const whatif::TimelineOp*& best = op.comm ? comm : compute;
+    if (best == nullptr || excess(op) > excess(*best)) best = &op;
+  }
+  auto describe = [&](const whatif::TimelineOp& op) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%s #%d of rank %d (dp %d, stage %d) in step %lld: %.2f ms, "
+                  "%+.2f ms over ideal",
+                  std::string(trace::OpTypeName(op.type)).c_str(), op.seq_id,
+                  op.rank, op.dp, op.pp, static_cast<long long>(t.step),
+                  1e3 * (op.end_s - op.start_s), 1e3 * excess(op));
+    return std::string(buf);
+  };
+  if (compute) d->worst_microbatch = describe(*compute);
+  if (comm) d->worst_collective = describe(*comm);
 }
 
 }  // namespace strag::diagnose

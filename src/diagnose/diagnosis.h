@@ -19,6 +19,7 @@
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
+#include "whatif/timeline.h"
 
 namespace strag::diagnose {
 
@@ -34,9 +35,9 @@ std::string_view CauseName(Cause cause);  // "faulty_worker", ...
 
 struct Finding {
   Cause cause = Cause::kNone;
-  double confidence = 0;        // in [0, 1]
-  std::vector<int32_t> ranks;   // the workers it names, if any
-  std::string evidence;         // one or two sentences with the numbers
+  double confidence = 0;       // in [0, 1]
+  std::vector<int32_t> ranks;  // the workers it names, if any
+  std::string evidence;        // one or two sentences with the numbers
 };
 
 struct Straggler {
@@ -49,15 +50,20 @@ struct Diagnosis {
   // "blocking" when S explains most of the lost time, else "launch delay".
   std::string dominant_cause;
   Straggler largest_straggler;
-  std::string scope;            // "TP group 1840-1847, PP stage 3, DP replica 38, node 230"
-  double excess_step_time_ms = 0;   // mean observed - mean ideal step
-  double blocking_share = 0;        // of the excess: blocking (S) vs launch delay
-  double persistence_p90 = 0;       // P90 of per-step S / S
-  bool persistent = false;          // persistence_p90 <= 1.06
-  double worst_worker_share = 0;    // steps where its DP rank is the slowest
-  double compute_share = 0;         // of the blocking loss, compute op types
+  std::string
+      scope;  // "TP group 1840-1847, PP stage 3, DP replica 38, node 230"
+  double excess_step_time_ms = 0;  // mean observed - mean ideal step
+  double blocking_share = 0;      // of the excess: blocking (S) vs launch delay
+  double persistence_p90 = 0;     // P90 of per-step S / S
+  bool persistent = false;        // persistence_p90 <= 1.06
+  double worst_worker_share = 0;  // steps where its DP rank is the slowest
+  double compute_share = 0;       // of the blocking loss, compute op types
   double communication_share = 0;
   int64_t worst_step = -1;
+  // In the worst step (AddWorstStep): the compute op and the communication
+  // op that exceed their ideal duration the most, as text.
+  std::string worst_microbatch;
+  std::string worst_collective;
 };
 
 struct DiagnoseOptions {
@@ -68,6 +74,9 @@ struct DiagnoseOptions {
 Diagnosis Diagnose(const whatif::PreparedTrace& trace,
                    const whatif::WhatIfResult& result,
                    const DiagnoseOptions& options);
+
+// Fills worst_microbatch / worst_collective from the worst step's timeline.
+void AddWorstStep(const whatif::Timeline& worst_step, Diagnosis* diagnosis);
 
 }  // namespace strag::diagnose
 

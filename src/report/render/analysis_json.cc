@@ -114,6 +114,8 @@ void WriteReport(JsonWriter* w, const diagnose::Diagnosis& d,
     w->Field("extra_days", cost.extra_days);
   }
   w->FieldInt("worst_step", d.worst_step);
+  w->FieldString("worst_microbatch", d.worst_microbatch);
+  w->FieldString("worst_collective", d.worst_collective);
   w->Key("findings");
   w->BeginArray();
   for (const diagnose::Finding& f : d.findings) {

@@ -100,6 +100,12 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
       Paint(std::string(diagnose::CauseName(d.probable_cause)), "33", color) +
       Format("   (lost time: %.0f%% compute, %.0f%% communication)\n",
              100 * d.compute_share, 100 * d.communication_share);
+  if (!d.worst_microbatch.empty()) {
+    *out += "  worst microbatch: " + d.worst_microbatch + "\n";
+  }
+  if (!d.worst_collective.empty()) {
+    *out += "  worst collective: " + d.worst_collective + "\n";
+  }
   for (size_t k = 0; k < d.findings.size() && k < 4; ++k) {
     const diagnose::Finding& f = d.findings[k];
     *out += Format("    %zu. %-26s confidence %.2f: %s\n", k + 1,
