@@ -134,14 +134,6 @@ Result<whatif::PreparedTrace> ReadAndPrepare(const std::string& path,
   return prepared;
 }
 
-Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return NotFound("cannot write " + path);
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status RunAnalyze(const std::vector<std::string>& args) {
@@ -185,34 +177,14 @@ Status RunAnalyze(const std::vector<std::string>& args) {
                    CostFromFlags(flags, result, meta));
   diagnose::Diagnosis diagnosis = diagnose::Diagnose(
       prepared, result, {.gpus_per_node = GpusPerNode(meta), .tp = meta.tp});
-  {
-    ASSIGN_OR_RETURN(std::vector<size_t> worst,
-                     ChooseSteps(prepared, result, std::nullopt));
-    if (!worst.empty()) {
-      ASSIGN_OR_RETURN(std::vector<whatif::Timeline> tl,
-                       BuildTimelines(prepared, result, {worst[0]}));
-      diagnose::AddWorstStep(tl[0], &diagnosis);
-    }
-  }
+  RETURN_IF_ERROR(AddWorstStep(prepared, result, &diagnosis));
   if (auto json = flags.Get("json")) {
-    RETURN_IF_ERROR(WriteText(
+    RETURN_IF_ERROR(WriteTextFile(
         *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
   }
   if (auto html = flags.Get("html")) {
-    ASSIGN_OR_RETURN(std::vector<size_t> steps,
-                     ChooseSteps(prepared, result, std::nullopt));
-    std::vector<whatif::Timeline> worst;  // steps[0]: the slowest step by S
-    if (!steps.empty()) {
-      ASSIGN_OR_RETURN(worst, BuildTimelines(prepared, result, {steps[0]}));
-    }
-    RETURN_IF_ERROR(WriteTextFile(
-        *html, report::RenderHtmlReport(
-                   {.title = trace_path,
-                    .result = result,
-                    .meta = meta,
-                    .diagnosis = diagnosis,
-                    .cost = cost,
-                    .timeline = worst.empty() ? nullptr : &worst[0]})));
+    RETURN_IF_ERROR(WriteHtmlReport(*html, trace_path, prepared, result, meta,
+                                    diagnosis, cost));
   }
   if (auto perfetto = flags.Get("perfetto")) {
     ASSIGN_OR_RETURN(

@@ -5,17 +5,21 @@
 #include <charconv>
 #include <fstream>
 
+#include "report/render/html_report.h"
+
 namespace strag::cli {
 
-Result<std::vector<size_t>> ChooseSteps(const whatif::PreparedTrace& trace,
-                                        const whatif::WhatIfResult& result,
-                                        const std::optional<std::string>& steps_flag) {
+Result<std::vector<size_t>> ChooseSteps(
+    const whatif::PreparedTrace& trace, const whatif::WhatIfResult& result,
+    const std::optional<std::string>& steps_flag) {
   std::vector<size_t> out;
   if (!steps_flag || steps_flag->empty()) {
     const auto& s = result.slowdown_per_step;
     if (s.empty()) return out;
-    const auto worst = static_cast<size_t>(std::max_element(s.begin(), s.end()) - s.begin());
-    const auto best = static_cast<size_t>(std::min_element(s.begin(), s.end()) - s.begin());
+    const auto worst =
+        static_cast<size_t>(std::max_element(s.begin(), s.end()) - s.begin());
+    const auto best =
+        static_cast<size_t>(std::min_element(s.begin(), s.end()) - s.begin());
     out.push_back(worst);
     if (best != worst) out.push_back(best);
     return out;
@@ -24,12 +28,15 @@ Result<std::vector<size_t>> ChooseSteps(const whatif::PreparedTrace& trace,
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
     const std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    rest = comma == std::string_view::npos ? std::string_view()
+                                           : rest.substr(comma + 1);
     int64_t step = 0;
-    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), step);
-    const auto it = std::lower_bound(trace.steps.begin(), trace.steps.end(), step);
-    if (ec != std::errc() || ptr != item.data() + item.size() || it == trace.steps.end() ||
-        *it != step) {
+    const auto [ptr, ec] =
+        std::from_chars(item.data(), item.data() + item.size(), step);
+    const auto it =
+        std::lower_bound(trace.steps.begin(), trace.steps.end(), step);
+    if (ec != std::errc() || ptr != item.data() + item.size() ||
+        it == trace.steps.end() || *it != step) {
       return InvalidInput("flag --perfetto-steps: \"" + std::string(item) +
                           "\" is not a step of the trace");
     }
@@ -48,6 +55,40 @@ Result<std::vector<whatif::Timeline>> BuildTimelines(
     out.push_back(std::move(t));
   }
   return out;
+}
+
+Status AddWorstStep(const whatif::PreparedTrace& trace,
+                    const whatif::WhatIfResult& result,
+                    diagnose::Diagnosis* diagnosis) {
+  ASSIGN_OR_RETURN(std::vector<size_t> worst,
+                   ChooseSteps(trace, result, std::nullopt));
+  if (worst.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(std::vector<whatif::Timeline> timeline,
+                   BuildTimelines(trace, result, {worst[0]}));
+  diagnose::AddWorstStep(timeline[0], diagnosis);
+  return Status::Ok();
+}
+
+Status WriteHtmlReport(const std::string& path, const std::string& title,
+                       const whatif::PreparedTrace& trace,
+                       const whatif::WhatIfResult& result,
+                       const trace::JobMeta& meta,
+                       const diagnose::Diagnosis& diagnosis,
+                       const econ::StepCost& cost) {
+  ASSIGN_OR_RETURN(std::vector<size_t> steps,
+                   ChooseSteps(trace, result, std::nullopt));
+  std::vector<whatif::Timeline> worst;  // steps[0]: the slowest step by S
+  if (!steps.empty()) {
+    ASSIGN_OR_RETURN(worst, BuildTimelines(trace, result, {steps[0]}));
+  }
+  return WriteTextFile(path,
+                       report::RenderHtmlReport(
+                           {.title = title,
+                            .result = result,
+                            .meta = meta,
+                            .diagnosis = diagnosis,
+                            .cost = cost,
+                            .timeline = worst.empty() ? nullptr : &worst[0]}));
 }
 
 Status WriteTextFile(const std::string& path, const std::string& text) {

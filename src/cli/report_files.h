@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "diagnose/diagnosis.h"
+#include "econ/step_cost.h"
+#include "trace/job_meta.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
 #include "whatif/timeline.h"
@@ -18,13 +21,26 @@ namespace strag::cli {
 
 // The steps to show: `steps_flag` ("821,414": step ids) or, when empty, the
 // slowest and the fastest step (by S of the step).
-Result<std::vector<size_t>> ChooseSteps(const whatif::PreparedTrace& trace,
-                                        const whatif::WhatIfResult& result,
-                                        const std::optional<std::string>& steps_flag);
+Result<std::vector<size_t>> ChooseSteps(
+    const whatif::PreparedTrace& trace, const whatif::WhatIfResult& result,
+    const std::optional<std::string>& steps_flag);
 
 Result<std::vector<whatif::Timeline>> BuildTimelines(
     const whatif::PreparedTrace& trace, const whatif::WhatIfResult& result,
     const std::vector<size_t>& step_indices);
+
+// Adds the worst step's microbatch and collective to `diagnosis`.
+Status AddWorstStep(const whatif::PreparedTrace& trace,
+                    const whatif::WhatIfResult& result,
+                    diagnose::Diagnosis* diagnosis);
+
+// Writes the HTML report (with the slowest step's timeline) to `path`.
+Status WriteHtmlReport(const std::string& path, const std::string& title,
+                       const whatif::PreparedTrace& trace,
+                       const whatif::WhatIfResult& result,
+                       const trace::JobMeta& meta,
+                       const diagnose::Diagnosis& diagnosis,
+                       const econ::StepCost& cost);
 
 // Writes `text` to `path` (kNotFound naming the path when it cannot).
 Status WriteTextFile(const std::string& path, const std::string& text);

@@ -103,14 +103,6 @@ Result<std::pair<int64_t, int64_t>> ParseWindow(const std::string& text) {
   return std::pair{a, b};
 }
 
-Status Write(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-  out.close();
-  if (!out) return NotFound("cannot write " + path.string());
-  return Status::Ok();
-}
-
 Status WriteOutputs(const sim::SimulatedJob& job, const trace::OpsTable& table,
                     const std::string& dir) {
   std::error_code ec;
@@ -118,10 +110,11 @@ Status WriteOutputs(const sim::SimulatedJob& job, const trace::OpsTable& table,
   if (ec) return NotFound("cannot create " + dir + ": " + ec.message());
   ASSIGN_OR_RETURN(std::string gz,
                    ingest::GzipCompress(ingest::WriteOpsCsv(table)));
-  RETURN_IF_ERROR(Write(fs::path(dir) / "ops.csv.gz", gz));
-  RETURN_IF_ERROR(Write(fs::path(dir) / "meta.yaml",
-                        report::RenderMetaYaml(sim::MetaOf(job))));
-  return Write(fs::path(dir) / "truth.json", report::RenderTruthJson(job));
+  RETURN_IF_ERROR(WriteTextFile((fs::path(dir) / "ops.csv.gz").string(), gz));
+  RETURN_IF_ERROR(WriteTextFile((fs::path(dir) / "meta.yaml").string(),
+                                report::RenderMetaYaml(sim::MetaOf(job))));
+  return WriteTextFile((fs::path(dir) / "truth.json").string(),
+                       report::RenderTruthJson(job));
 }
 
 void PrintSimulation(const sim::SimulatedJob& job, size_t ops) {
@@ -242,34 +235,14 @@ Status RunSimulate(const std::vector<std::string>& args) {
   diagnose::Diagnosis diagnosis = diagnose::Diagnose(
       prepared, result,
       {.gpus_per_node = job_spec.job.gpus_per_node, .tp = meta.tp});
-  {
-    ASSIGN_OR_RETURN(std::vector<size_t> worst,
-                     ChooseSteps(prepared, result, std::nullopt));
-    if (!worst.empty()) {
-      ASSIGN_OR_RETURN(std::vector<whatif::Timeline> tl,
-                       BuildTimelines(prepared, result, {worst[0]}));
-      diagnose::AddWorstStep(tl[0], &diagnosis);
-    }
-  }
+  RETURN_IF_ERROR(AddWorstStep(prepared, result, &diagnosis));
   if (auto json = flags.Get("json")) {
-    RETURN_IF_ERROR(Write(
+    RETURN_IF_ERROR(WriteTextFile(
         *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
   }
   if (auto html = flags.Get("html")) {
-    ASSIGN_OR_RETURN(std::vector<size_t> steps,
-                     ChooseSteps(prepared, result, std::nullopt));
-    std::vector<whatif::Timeline> worst;  // steps[0]: the slowest step by S
-    if (!steps.empty()) {
-      ASSIGN_OR_RETURN(worst, BuildTimelines(prepared, result, {steps[0]}));
-    }
-    RETURN_IF_ERROR(WriteTextFile(
-        *html, report::RenderHtmlReport(
-                   {.title = "simulated " + job.spec.name,
-                    .result = result,
-                    .meta = meta,
-                    .diagnosis = diagnosis,
-                    .cost = cost,
-                    .timeline = worst.empty() ? nullptr : &worst[0]})));
+    RETURN_IF_ERROR(WriteHtmlReport(*html, "simulated " + job.spec.name,
+                                    prepared, result, meta, diagnosis, cost));
   }
   std::fputs(
       report::RenderTerminalSummary(result, meta,

@@ -14,6 +14,8 @@
 #include "report/render/json_writer.h"
 #include "trace/op_type.h"
 
+#include "base/str_format.h"
+
 namespace strag::report {
 namespace {
 
@@ -23,15 +25,6 @@ using whatif::WhatIfResult;
 constexpr size_t kTopWorkers = 20;
 constexpr size_t kMaxListedRanks = 8;
 
-std::string Format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string Format(const char* fmt, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
 
 // `text` with every byte found in `from` replaced by the same entry of `to`.
 std::string ReplaceBytes(std::string_view text, std::string_view from,
@@ -72,7 +65,7 @@ std::string RankList(const std::vector<int32_t>& ranks) {
     s += (i ? ", " : "") + std::to_string(ranks[i]);
   }
   if (ranks.size() > kMaxListedRanks) {
-    s += Format(", ... (%zu ranks)", ranks.size());
+    s += StrFormat(", ... (%zu ranks)", ranks.size());
   }
   return s;
 }
@@ -163,7 +156,7 @@ void WriteTimelineRows(JsonWriter* w, const whatif::Timeline& t,
   for (const whatif::TimelineOp& op : t.ops) {
     if (row_of->count(op.rank) && !label.count(op.rank)) {
       label[op.rank] =
-          Format("rank %d (dp %d, stage %d)", op.rank, op.dp, op.pp);
+          StrFormat("rank %d (dp %d, stage %d)", op.rank, op.dp, op.pp);
     }
   }
   w->Key("rows");
@@ -265,25 +258,25 @@ double Utilization(const HtmlReportInput& in) {
 void OnCallItems(std::string* out, const HtmlReportInput& in) {
   const diagnose::Diagnosis& d = in.diagnosis;
   const diagnose::Straggler& s = d.largest_straggler;
-  Item(out, "job utilization", Format("%.1f%%", 100 * Utilization(in)));
+  Item(out, "job utilization", StrFormat("%.1f%%", 100 * Utilization(in)));
   Item(out, "dominant cause", d.dominant_cause);
   Item(out, "largest straggler",
        s.rank < 0
            ? std::string("none")
-           : Format("global rank %d (DP %d, PP stage %d, TP %d, node %d)",
+           : StrFormat("global rank %d (DP %d, PP stage %d, TP %d, node %d)",
                     s.rank, s.dp, s.pp, s.tp, s.node));
   Item(out, "scope", d.scope);
   Item(out, "excess step time",
-       Format("%+.1f ms (%.0f%% blocking, %.0f%% launch delay)",
+       StrFormat("%+.1f ms (%.0f%% blocking, %.0f%% launch delay)",
               d.excess_step_time_ms, 100 * d.blocking_share,
               100 * (1 - d.blocking_share)));
   Item(out, "persistence",
-       Format("P90 of per-step S/S %.3f (%s); its DP replica slowest in "
+       StrFormat("P90 of per-step S/S %.3f (%s); its DP replica slowest in "
               "%.0f%% of steps",
               d.persistence_p90, d.persistent ? "persistent" : "transient",
               100 * d.worst_worker_share));
   Item(out, "probable cause",
-       Format("%s (lost time: %.0f%% compute, %.0f%% communication)",
+       StrFormat("%s (lost time: %.0f%% compute, %.0f%% communication)",
               std::string(diagnose::CauseName(d.probable_cause)).c_str(),
               100 * d.compute_share, 100 * d.communication_share));
 }
@@ -291,22 +284,22 @@ void OnCallItems(std::string* out, const HtmlReportInput& in) {
 void MetricItems(std::string* out, const HtmlReportInput& in) {
   const WhatIfResult& r = in.result;
   Item(out, "slowdown S",
-       Format("%.4f (waste %.1f%% of the GPU time, 1 - 1/S)", r.slowdown,
+       StrFormat("%.4f (waste %.1f%% of the GPU time, 1 - 1/S)", r.slowdown,
               100 * r.waste));
   Item(out, "launch slowdown",
-       Format("%.4f (observed step vs replay without launch delays)",
+       StrFormat("%.4f (observed step vs replay without launch delays)",
               r.launch_slowdown));
   Item(out, "M_W",
-       Format("%.3f (fix only the worst workers: %s)", r.fix_worst_workers.rem,
+       StrFormat("%.3f (fix only the worst workers: %s)", r.fix_worst_workers.rem,
               RankList(r.fix_worst_workers.ranks).c_str()));
   if (r.pp > 1) {
     Item(out, "M_S",
-         Format("%.3f (fix only the last stage)", r.fix_last_stage.rem));
+         StrFormat("%.3f (fix only the last stage)", r.fix_last_stage.rem));
   }
   if (in.cost.gpus > 0) {
     const econ::StepCost& c = in.cost;
     Item(out, "cost",
-         Format("%.1f GPU-seconds lost per step on %lld GPUs: $%.0f per hour "
+         StrFormat("%.1f GPU-seconds lost per step on %lld GPUs: $%.0f per hour "
                 "at $%.2f per GPU-hour",
                 c.lost_gpu_seconds_per_step, static_cast<long long>(c.gpus),
                 c.wasted_usd_per_hour, c.usd_per_gpu_hour));
@@ -339,9 +332,9 @@ void Findings(std::string* out, const diagnose::Diagnosis& d) {
       "class=\"num\">confidence</th><th>ranks</th><th>evidence</th></tr>\n";
   for (size_t k = 0; k < d.findings.size(); ++k) {
     const diagnose::Finding& f = d.findings[k];
-    *out += Format("<tr><td>%zu</td><td>", k + 1) +
+    *out += StrFormat("<tr><td>%zu</td><td>", k + 1) +
             Escape(diagnose::CauseName(f.cause)) +
-            Format("</td><td class=\"num\">%.2f</td><td>", f.confidence) +
+            StrFormat("</td><td class=\"num\">%.2f</td><td>", f.confidence) +
             Escape(RankList(f.ranks)) + "</td><td>" + Escape(f.evidence) +
             "</td></tr>\n";
   }
@@ -349,7 +342,7 @@ void Findings(std::string* out, const diagnose::Diagnosis& d) {
 }
 
 void RankedWorkers(std::string* out, const WhatIfResult& r) {
-  *out += Format(
+  *out += StrFormat(
       "<h2>Ranked workers</h2>\n<p class=\"note\">The %zu slowest of %zu: "
       "min of their DP rank's and their stage's S.</p>\n",
       std::min(kTopWorkers, r.workers.size()), r.workers.size());
@@ -360,7 +353,7 @@ void RankedWorkers(std::string* out, const WhatIfResult& r) {
       "class=\"num\">waste</th></tr>\n";
   for (size_t k = 0; k < r.workers.size() && k < kTopWorkers; ++k) {
     const whatif::WorkerScore& w = r.workers[k];
-    *out += Format(
+    *out += StrFormat(
         "<tr><td class=\"num\">%zu</td><td class=\"num\">%d</td><td "
         "class=\"num\">%d</td><td class=\"num\">%d</td><td "
         "class=\"num\">%.3f</td><td class=\"num\">%.1f%%</td></tr>\n",
@@ -372,7 +365,7 @@ void RankedWorkers(std::string* out, const WhatIfResult& r) {
 
 void Charts(std::string* out, const WhatIfResult& r) {
   const int heatmap_px = std::clamp(r.pp * 22 + 100, 170, 730);
-  *out += Format(
+  *out += StrFormat(
       "<h2>Worker slowdown</h2>\n<p class=\"note\">DP rank x PP stage; "
       "colour from 1.0 to 1.5 as in the SMon view (darker is slower).</p>\n"
       "<div id=\"chart-heatmap\" class=\"chart\" style=\"height:%dpx\">"
@@ -395,7 +388,7 @@ void TimelineSection(std::string* out, const HtmlReportInput& in) {
   const whatif::Timeline& t = *in.timeline;
   std::set<int32_t> workers;
   for (const whatif::TimelineOp& op : t.ops) workers.insert(op.rank);
-  *out += Format(
+  *out += StrFormat(
       "<h2>Worst step timeline</h2>\n<p class=\"note\">Step %lld: %.3f ms "
       "replayed without launch delays (actual) against %.3f ms with ideal "
       "durations; %zu of %zu workers (critical path first), critical-path "
@@ -421,7 +414,7 @@ void Head(std::string* out, const HtmlReportInput& in) {
 void Heading(std::string* out, const HtmlReportInput& in) {
   const WhatIfResult& r = in.result;
   *out += "<h1>strag report: " + Escape(in.title) + "</h1>\n";
-  *out += Format(
+  *out += StrFormat(
       "<p class=\"sub\" id=\"job\">Job: DP %d x PP %d x TP %d x CP %d (VPP "
       "%d), %zu traced workers, %zu steps, %zu ops.</p>\n",
       r.dp, r.pp, in.meta.tp, in.meta.cp, r.vpp, r.workers.size(),

@@ -10,6 +10,8 @@
 
 #include "base/f32.h"
 
+#include "base/str_format.h"
+
 namespace strag::report {
 namespace {
 
@@ -17,20 +19,11 @@ using whatif::Counterfactual;
 using whatif::Decomposition;
 using whatif::WhatIfResult;
 
-std::string Format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string Format(const char* fmt, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
 
 // "420.2 ms" below a second, "46.34 s" above.
 std::string Duration(double seconds) {
-  if (std::abs(seconds) < 1.0) return Format("%.1f ms", seconds * 1e3);
-  return Format("%.2f s", seconds);
+  if (std::abs(seconds) < 1.0) return StrFormat("%.1f ms", seconds * 1e3);
+  return StrFormat("%.2f s", seconds);
 }
 
 // Indices of `values` sorted descending (ties: first index first).
@@ -44,12 +37,12 @@ std::vector<size_t> Descending(const std::vector<double>& values) {
 
 void Ranking(std::string* out, const char* title, const std::string& prefix,
              const Decomposition& d, int top) {
-  *out += Format("  %s (S if only this one were left unfixed)\n", title);
+  *out += StrFormat("  %s (S if only this one were left unfixed)\n", title);
   const std::vector<size_t> order = Descending(d.slowdown);
   for (size_t k = 0; k < order.size() && k < static_cast<size_t>(top); ++k) {
     const size_t g = order[k];
     const std::string label = prefix + d.keys[g];
-    *out += Format("    %-30s %6.3f   waste %5.1f%%\n", label.c_str(),
+    *out += StrFormat("    %-30s %6.3f   waste %5.1f%%\n", label.c_str(),
                    d.slowdown[g], 100.0 * (1.0 - 1.0 / d.slowdown[g]));
   }
 }
@@ -59,13 +52,13 @@ std::string RankList(const std::vector<int32_t>& ranks) {
   for (size_t i = 0; i < ranks.size() && i < 8; ++i) {
     s += (i ? ", " : "") + std::to_string(ranks[i]);
   }
-  if (ranks.size() > 8) s += Format(", ... (%zu ranks)", ranks.size());
+  if (ranks.size() > 8) s += StrFormat(", ... (%zu ranks)", ranks.size());
   return s;
 }
 
 void Explain(std::string* out, const char* metric, const std::string& what,
              const Counterfactual& c) {
-  *out += Format(
+  *out += StrFormat(
       "  %-4s %7.3f   fix only %s: step %s -> %s (ideal %s); "
       "un-fix only it: %.3f\n",
       metric, c.rem, what.c_str(), Duration(c.t_ori).c_str(),
@@ -82,13 +75,13 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
             const econ::StepCost& cost, bool color) {
   const diagnose::Straggler& s = d.largest_straggler;
   if (cost.gpus > 0) {
-    *out += Format("  job utilization %.1f%%; dominant cause: %s\n",
+    *out += StrFormat("  job utilization %.1f%%; dominant cause: %s\n",
                    100.0 * cost.utilization, d.dominant_cause.c_str());
   }
   *out += "  largest straggler: " +
           Paint("global rank " + std::to_string(s.rank), "31", color) +
           "; scope: " + d.scope + "\n";
-  *out += Format(
+  *out += StrFormat(
       "  excess step time %+.1f ms (%.0f%% blocking, %.0f%% launch "
       "delay); persistence: P90 of per-step S/S %.3f (%s), its DP "
       "replica slowest in %.0f%% of steps\n",
@@ -98,7 +91,7 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
   *out +=
       "  probable cause: " +
       Paint(std::string(diagnose::CauseName(d.probable_cause)), "33", color) +
-      Format("   (lost time: %.0f%% compute, %.0f%% communication)\n",
+      StrFormat("   (lost time: %.0f%% compute, %.0f%% communication)\n",
              100 * d.compute_share, 100 * d.communication_share);
   if (!d.worst_microbatch.empty()) {
     *out += "  worst microbatch: " + d.worst_microbatch + "\n";
@@ -108,7 +101,7 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
   }
   for (size_t k = 0; k < d.findings.size() && k < 4; ++k) {
     const diagnose::Finding& f = d.findings[k];
-    *out += Format("    %zu. %-26s confidence %.2f: %s\n", k + 1,
+    *out += StrFormat("    %zu. %-26s confidence %.2f: %s\n", k + 1,
                    std::string(diagnose::CauseName(f.cause)).c_str(),
                    f.confidence, f.evidence.c_str());
   }
@@ -124,8 +117,8 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
                                   const trace::JobMeta& meta,
                                   const SummaryOptions& options) {
   std::string out;
-  out += Format("strag analyze: %s\n", options.source.c_str());
-  out += Format(
+  out += StrFormat("strag analyze: %s\n", options.source.c_str());
+  out += StrFormat(
       "  job: DP %d x PP %d x TP %d x CP %d (VPP %d), %zu traced "
       "workers, %zu steps, %zu ops\n\n",
       r.dp, r.pp, meta.tp, meta.cp, r.vpp, r.workers.size(), r.steps.size(),
@@ -136,33 +129,33 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
   const double t = PairwiseMean(r.step_t_replayed);
   const double obs = PairwiseMean(r.step_t_observed);
   const double ideal = r.step_t_ideal.empty() ? 0.0 : r.step_t_ideal[0];
-  out += Format(
+  out += StrFormat(
       "  slowdown S       %7.4f   mean step %s replayed (T) vs %s "
       "without stragglers (T_ideal)\n",
       r.slowdown, Duration(t).c_str(), Duration(ideal).c_str());
-  out += Format(
+  out += StrFormat(
       "  waste            %6.1f%%   of the job's GPU time is lost "
       "to stragglers (1 - 1/S)\n",
       100.0 * r.waste);
   if (options.cost.gpus > 0) {
     const econ::StepCost& c = options.cost;
-    out += Format(
+    out += StrFormat(
         "  utilization      %6.1f%%   of the allocated GPU time does "
         "useful work (T_ideal / observed step)\n",
         100.0 * c.utilization);
-    out += Format(
+    out += StrFormat(
         "  lost             %7.1f   GPU-seconds per step on %lld "
         "GPUs: $%.0f per hour at $%.2f per GPU-hour\n",
         c.lost_gpu_seconds_per_step, static_cast<long long>(c.gpus),
         c.wasted_usd_per_hour, c.usd_per_gpu_hour);
     if (c.run_days > 0) {
-      out += Format(
+      out += StrFormat(
           "  over %.4g day(s)  %.0f GPU-hours and $%.0f lost; the run ends "
           "%.2f days later than without stragglers\n",
           c.run_days, c.wasted_gpu_hours, c.wasted_usd, c.extra_days);
     }
   }
-  out += Format(
+  out += StrFormat(
       "  launch slowdown  %7.4f   observed %s vs T: untraced host "
       "time (launch delays)\n\n",
       r.launch_slowdown, Duration(obs).c_str());
@@ -174,8 +167,8 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
        k < r.workers.size() && k < static_cast<size_t>(options.top); ++k) {
     const whatif::WorkerScore& w = r.workers[k];
     const std::string label =
-        Format("rank %d (dp %d, stage %d)", w.rank, w.dp, w.pp);
-    out += Format("    %-30s %6.3f\n", label.c_str(), w.score);
+        StrFormat("rank %d (dp %d, stage %d)", w.rank, w.dp, w.pp);
+    out += StrFormat("    %-30s %6.3f\n", label.c_str(), w.score);
   }
   out += "\n";
   const std::string worst =
@@ -189,7 +182,7 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
   }
   for (const Counterfactual& c : r.selected) {
     if (c.unfix) {
-      out += Format(
+      out += StrFormat(
           "  %-4s %7.3f   un-fix only %s: step %s (ideal %s); fix "
           "only it: %.3f\n",
           "add", c.add, c.selector.c_str(), Duration(c.t_add).c_str(),
@@ -203,7 +196,7 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
   for (size_t k = 0; k < order.size() && k < static_cast<size_t>(options.top);
        ++k) {
     const size_t s = order[k];
-    out += Format("    step %-10lld %6.3f   observed %s, replayed %s\n",
+    out += StrFormat("    step %-10lld %6.3f   observed %s, replayed %s\n",
                   static_cast<long long>(r.steps[s]), r.slowdown_per_step[s],
                   Duration(r.step_t_observed[s]).c_str(),
                   Duration(r.step_t_replayed[s]).c_str());
