@@ -56,13 +56,10 @@ struct OpsTable {
   size_t size() const { return op_type.size(); }
   bool has_s32_times() const { return !start_s32.empty(); }
 
-  // Start / duration in binary32 seconds: the exact source values when
-  // present, else the nanosecond values rounded to binary32.
-  float StartS32(size_t row) const {
-    return has_s32_times()
-               ? start_s32[row]
-               : static_cast<float>(static_cast<double>(start_ns[row]) * 1e-9);
-  }
+  // Duration in binary32 seconds: the exact source value when present, else
+  // the nanoseconds rounded to binary32. (Start times have no such accessor:
+  // absolute nanoseconds must be rebased per step before rounding, which
+  // whatif::PrepareTrace does.)
   float DurS32(size_t row) const {
     return has_s32_times()
                ? dur_s32[row]

@@ -93,7 +93,7 @@ TEST(OpsCsvReaderTest, KeepsS32AndNsTimes) {
   EXPECT_EQ(static_cast<double>(result->start_s32[1]), 2.6883304119110107);
   EXPECT_EQ(result->dur_s32[1], 0.0001f);
   EXPECT_EQ(result->start_s32[0], 0.5f);
-  EXPECT_EQ(result->StartS32(1), result->start_s32[1]);
+  EXPECT_EQ(result->DurS32(1), result->dur_s32[1]);
 }
 
 // Absent optional columns: mc / mb_id / gmc become -1, tp / cp / tokens and
