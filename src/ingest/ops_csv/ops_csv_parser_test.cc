@@ -13,20 +13,6 @@
 namespace strag::ingest {
 namespace {
 
-// Byte order mark, CRLF and LF line ends, blank lines, quoted fields with a
-// comma, a CRLF line break and doubled quotes, quoted numbers and op types,
-// empty mc / mb_id / gmc, and no final newline.
-constexpr std::string_view kTrickyCsv =
-    "\xEF\xBB\xBF"
-    "rank,dp_rank,stage,step,optype,start_ts,duration,seq_id,mc,mb_id,gmc,"
-    "name\r\n"
-    "0,0,0,16,forward-compute,0.5,0.25,0,0,1,0,\"fwd, mb 1\"\r\n"
-    "\r\n"
-    "1,0,1,16,backward-compute,1.25,0.125,1,0,1,1,\"two\r\nlines \"\"q\"\"\"\n"
-    "\n"
-    "2,1,0,17,gc,2.6883304119110107,1e-05,2,,,,plain\n"
-    "3,1,1,17,optimizer,3,0.5,0,-1,-1,-1,\"\"\r\n"
-    "4,1,1,17,\"gc\",\"4.5\",0,\"7\",-1,-1,-1,last";
 
 // Parses `pieces` in order with one OpsCsvParser.
 Result<trace::OpsTable> ParsePieces(const std::vector<std::string_view>& pieces,
