@@ -177,14 +177,16 @@ Status RunAnalyze(const std::vector<std::string>& args) {
                    CostFromFlags(flags, result, meta));
   diagnose::Diagnosis diagnosis = diagnose::Diagnose(
       prepared, result, {.gpus_per_node = GpusPerNode(meta), .tp = meta.tp});
-  RETURN_IF_ERROR(AddWorstStep(prepared, result, &diagnosis));
+  ASSIGN_OR_RETURN(const std::optional<whatif::Timeline> slowest,
+                   SlowestStepTimeline(prepared, result));
+  if (slowest) diagnose::AddWorstStep(*slowest, &diagnosis);
   if (auto json = flags.Get("json")) {
     RETURN_IF_ERROR(WriteTextFile(
         *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
   }
   if (auto html = flags.Get("html")) {
-    RETURN_IF_ERROR(WriteHtmlReport(*html, trace_path, prepared, result, meta,
-                                    diagnosis, cost));
+    RETURN_IF_ERROR(WriteHtmlReport(*html, trace_path, result, meta, diagnosis,
+                                    cost, slowest ? &*slowest : nullptr));
   }
   if (auto perfetto = flags.Get("perfetto")) {
     ASSIGN_OR_RETURN(

@@ -57,38 +57,29 @@ Result<std::vector<whatif::Timeline>> BuildTimelines(
   return out;
 }
 
-Status AddWorstStep(const whatif::PreparedTrace& trace,
-                    const whatif::WhatIfResult& result,
-                    diagnose::Diagnosis* diagnosis) {
-  ASSIGN_OR_RETURN(std::vector<size_t> worst,
+Result<std::optional<whatif::Timeline>> SlowestStepTimeline(
+    const whatif::PreparedTrace& trace, const whatif::WhatIfResult& result) {
+  ASSIGN_OR_RETURN(std::vector<size_t> steps,
                    ChooseSteps(trace, result, std::nullopt));
-  if (worst.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(std::vector<whatif::Timeline> timeline,
-                   BuildTimelines(trace, result, {worst[0]}));
-  diagnose::AddWorstStep(timeline[0], diagnosis);
-  return Status::Ok();
+  if (steps.empty()) return std::optional<whatif::Timeline>{};
+  ASSIGN_OR_RETURN(
+      whatif::Timeline timeline,
+      whatif::BuildTimeline(trace, steps[0], result.ideal_node_cost));
+  return std::optional<whatif::Timeline>{std::move(timeline)};
 }
 
 Status WriteHtmlReport(const std::string& path, const std::string& title,
-                       const whatif::PreparedTrace& trace,
                        const whatif::WhatIfResult& result,
                        const trace::JobMeta& meta,
                        const diagnose::Diagnosis& diagnosis,
-                       const econ::StepCost& cost) {
-  ASSIGN_OR_RETURN(std::vector<size_t> steps,
-                   ChooseSteps(trace, result, std::nullopt));
-  std::vector<whatif::Timeline> worst;  // steps[0]: the slowest step by S
-  if (!steps.empty()) {
-    ASSIGN_OR_RETURN(worst, BuildTimelines(trace, result, {steps[0]}));
-  }
-  return WriteTextFile(path,
-                       report::RenderHtmlReport(
-                           {.title = title,
-                            .result = result,
-                            .meta = meta,
-                            .diagnosis = diagnosis,
-                            .cost = cost,
-                            .timeline = worst.empty() ? nullptr : &worst[0]}));
+                       const econ::StepCost& cost,
+                       const whatif::Timeline* timeline) {
+  return WriteTextFile(path, report::RenderHtmlReport({.title = title,
+                                                       .result = result,
+                                                       .meta = meta,
+                                                       .diagnosis = diagnosis,
+                                                       .cost = cost,
+                                                       .timeline = timeline}));
 }
 
 Status WriteTextFile(const std::string& path, const std::string& text) {

@@ -29,18 +29,18 @@ Result<std::vector<whatif::Timeline>> BuildTimelines(
     const whatif::PreparedTrace& trace, const whatif::WhatIfResult& result,
     const std::vector<size_t>& step_indices);
 
-// Adds the worst step's microbatch and collective to `diagnosis`.
-Status AddWorstStep(const whatif::PreparedTrace& trace,
-                    const whatif::WhatIfResult& result,
-                    diagnose::Diagnosis* diagnosis);
+// The timeline of the slowest step (by S), or nullopt for a trace without
+// steps: built once, for the diagnosis detail and the HTML report.
+Result<std::optional<whatif::Timeline>> SlowestStepTimeline(
+    const whatif::PreparedTrace& trace, const whatif::WhatIfResult& result);
 
-// Writes the HTML report (with the slowest step's timeline) to `path`.
+// Writes the HTML report to `path`; `timeline` (optional) is the step shown.
 Status WriteHtmlReport(const std::string& path, const std::string& title,
-                       const whatif::PreparedTrace& trace,
                        const whatif::WhatIfResult& result,
                        const trace::JobMeta& meta,
                        const diagnose::Diagnosis& diagnosis,
-                       const econ::StepCost& cost);
+                       const econ::StepCost& cost,
+                       const whatif::Timeline* timeline);
 
 // Writes `text` to `path` (kNotFound naming the path when it cannot).
 Status WriteTextFile(const std::string& path, const std::string& text);

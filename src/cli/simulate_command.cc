@@ -235,14 +235,17 @@ Status RunSimulate(const std::vector<std::string>& args) {
   diagnose::Diagnosis diagnosis = diagnose::Diagnose(
       prepared, result,
       {.gpus_per_node = job_spec.job.gpus_per_node, .tp = meta.tp});
-  RETURN_IF_ERROR(AddWorstStep(prepared, result, &diagnosis));
+  ASSIGN_OR_RETURN(const std::optional<whatif::Timeline> slowest,
+                   SlowestStepTimeline(prepared, result));
+  if (slowest) diagnose::AddWorstStep(*slowest, &diagnosis);
   if (auto json = flags.Get("json")) {
     RETURN_IF_ERROR(WriteTextFile(
         *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
   }
   if (auto html = flags.Get("html")) {
-    RETURN_IF_ERROR(WriteHtmlReport(*html, "simulated " + job.spec.name,
-                                    prepared, result, meta, diagnosis, cost));
+    RETURN_IF_ERROR(WriteHtmlReport(*html, "simulated " + job.spec.name, result,
+                                    meta, diagnosis, cost,
+                                    slowest ? &*slowest : nullptr));
   }
   std::fputs(
       report::RenderTerminalSummary(result, meta,
