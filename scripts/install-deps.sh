@@ -16,6 +16,8 @@ PACKAGES="
   libgmock-dev
   libbenchmark-dev
   libsimdjson-dev
+  libisal-dev
+  python3-torch
   python3
   chromium
 "

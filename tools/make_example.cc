@@ -77,8 +77,9 @@ double Cost(const strag::sim::SynthOp& op) {
       return 0.003 * compute;
     case OpType::kGc:
       return 0.0;
+    default:  // generic types: not in a Megatron op table
+      return 0.0;
   }
-  return 0.0;
 }
 
 bool Write(const std::string& path, const std::string& bytes) {

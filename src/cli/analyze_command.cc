@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,10 +12,12 @@
 
 #include "cli/flags.h"
 #include "cli/job_cost.h"
+#include "cli/kineto_input.h"
 #include "cli/report_files.h"
 #include "diagnose/diagnosis.h"
 #include "ingest/common/file.h"
 #include "ingest/ops_csv/meta_yaml.h"
+#include "base/parallel_for.h"
 #include "ingest/ops_csv/ops_csv_file.h"
 #include "report/render/analysis_json.h"
 #include "report/render/html_report.h"
@@ -26,8 +30,11 @@ namespace strag::cli {
 
 const char kAnalyzeUsage[] =
     "usage: strag analyze TRACE [options]\n"
+    "       strag analyze DIR | RANK.json[.gz] ... [options]\n"
     "  TRACE                 ops CSV (.csv or .csv.gz), see "
     "docs/formats/ops-csv.md\n"
+    "  DIR, RANK.json[.gz]   PyTorch profiler (Kineto) traces, one per rank,\n"
+    "                        or a folder of them: docs/formats/kineto.md\n"
     "  --meta FILE           job metadata YAML (default: meta-X.yaml next to\n"
     "                        trace-X.csv[.gz], or meta.yaml in its folder)\n"
     "  --dp/--pp/--tp/--cp/--vpp N   job layout (override the metadata)\n"
@@ -40,7 +47,8 @@ const char kAnalyzeUsage[] =
     "  --unfix SEL           report 'un-fix only SEL' (repeatable)\n"
     "  --pool POOL           ideal value pooled per optype (published, "
     "default),\n"
-    "                        optype-stage, or op\n"
+    "                        optype-stage, op, or position (same position of\n"
+    "                        the step on every rank; default for Kineto)\n"
     "  --top N               rows per ranking in the summary (default 5)\n"
     "  --threads N           threads for the replays (default: one per core;\n"
     "                        results do not depend on it)\n"
@@ -99,7 +107,7 @@ Status ApplyLayoutFlags(const Flags& flags, trace::JobMeta* meta) {
   return Status::Ok();
 }
 
-Result<whatif::WhatIfOptions> ParseOptions(const Flags& flags) {
+Result<whatif::WhatIfOptions> ParseOptions(const Flags& flags, bool kineto) {
   whatif::WhatIfOptions options;
   options.fix = flags.GetAll("fix");
   options.unfix = flags.GetAll("unfix");
@@ -108,16 +116,19 @@ Result<whatif::WhatIfOptions> ParseOptions(const Flags& flags) {
     return InvalidInput("flag --threads: must be between 1 and 256");
   }
   options.threads = static_cast<size_t>(threads.value_or(0));
-  const std::string pool = flags.Get("pool").value_or("optype");
+  const std::string pool =
+      flags.Get("pool").value_or(kineto ? "position" : "optype");
   if (pool == "optype") {
     options.pool = whatif::IdealPool::kOpType;
   } else if (pool == "optype-stage") {
     options.pool = whatif::IdealPool::kOpTypeStage;
   } else if (pool == "op") {
     options.pool = whatif::IdealPool::kOp;
+  } else if (pool == "position") {
+    options.pool = whatif::IdealPool::kPosition;
   } else {
     return InvalidInput(
-        "flag --pool: expected optype, optype-stage or op, "
+        "flag --pool: expected optype, optype-stage, op or position, "
         "got \"" +
         pool + "\"");
   }
@@ -145,26 +156,43 @@ Status RunAnalyze(const std::vector<std::string>& args) {
       .booleans = {"quiet"},
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
-  if (flags.positional().size() != 1) {
-    return InvalidInput("analyze needs exactly one TRACE\n" +
-                        std::string(kAnalyzeUsage));
+  const std::vector<std::string>& inputs = flags.positional();
+  const bool kineto =
+      !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), IsKinetoInput);
+  if (inputs.empty() || (inputs.size() > 1 && !kineto)) {
+    return InvalidInput(
+        "analyze needs one ops CSV, or Kineto traces (files or a folder)\n" +
+        std::string(kAnalyzeUsage));
   }
-  const std::string trace_path = flags.positional()[0];
-  ASSIGN_OR_RETURN(whatif::WhatIfOptions options, ParseOptions(flags));
+  const std::string trace_path = inputs[0];
+  ASSIGN_OR_RETURN(whatif::WhatIfOptions options, ParseOptions(flags, kineto));
   ASSIGN_OR_RETURN(std::optional<int64_t> top, flags.GetInt("top"));
 
   trace::JobMeta meta;
   const std::string meta_path =
-      flags.Get("meta").value_or(FindMeta(trace_path));
+      flags.Get("meta").value_or(kineto ? "" : FindMeta(trace_path));
   if (!meta_path.empty()) {
     ASSIGN_OR_RETURN(std::string text, ingest::ReadFile(meta_path));
     ASSIGN_OR_RETURN(meta, ingest::ParseJobMetaYaml(text, meta_path));
   }
   RETURN_IF_ERROR(ApplyLayoutFlags(flags, &meta));
 
-  ASSIGN_OR_RETURN(whatif::PreparedTrace prepared,
-                   ReadAndPrepare(trace_path, meta));
-  if (meta.dp > 0 && meta.dp != prepared.dp) {
+  whatif::PreparedTrace prepared;
+  std::optional<report::InputNotes> notes;
+  if (kineto) {
+    ASSIGN_OR_RETURN(KinetoJob job, ReadKinetoJob(inputs, options.threads
+                                                              ? options.threads
+                                                              : HardwareThreads()));
+    prepared = std::move(job.prepared);
+    notes = std::move(job.notes);
+    for (const std::string& w : notes->warnings) {
+      std::fprintf(stderr, "strag: warning: %s\n", w.c_str());
+    }
+    if (meta.world_size == 0) meta.world_size = notes->world_size;
+  } else {
+    ASSIGN_OR_RETURN(prepared, ReadAndPrepare(trace_path, meta));
+  }
+  if (!kineto && meta.dp > 0 && meta.dp != prepared.dp) {
     std::fprintf(stderr,
                  "strag: warning: metadata says dp %d but the trace has %d DP "
                  "ranks; using the trace\n",
@@ -182,7 +210,8 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   if (slowest) diagnose::AddWorstStep(*slowest, &diagnosis);
   if (auto json = flags.Get("json")) {
     RETURN_IF_ERROR(WriteTextFile(
-        *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
+        *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis,
+                                              notes ? &*notes : nullptr)));
   }
   if (auto html = flags.Get("html")) {
     RETURN_IF_ERROR(WriteHtmlReport(*html, trace_path, result, meta, diagnosis,
@@ -202,7 +231,8 @@ Status RunAnalyze(const std::vector<std::string>& args) {
                                    .top = static_cast<int>(top.value_or(5)),
                                    .cost = cost,
                                    .diagnosis = &diagnosis,
-                                   .color = UseColor()};
+                                   .color = UseColor(),
+                                   .input = notes ? &*notes : nullptr};
     std::fputs(report::RenderTerminalSummary(result, meta, summary).c_str(),
                stdout);
   }

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
+#include <vector>
 
 #include "base/f32.h"
 #include "cli/flags.h"
@@ -20,6 +22,7 @@
 #include "ingest/ops_csv/ops_csv_writer.h"
 #include "report/render/analysis_json.h"
 #include "report/render/html_report.h"
+#include "report/render/kineto_json.h"
 #include "report/render/terminal_summary.h"
 #include "report/render/truth_json.h"
 #include "sim/job_spec.h"
@@ -35,6 +38,20 @@ const char kSimulateUsage[] =
     "  --preset NAME         a built-in spec (--list-presets shows them)\n"
     "  --out DIR             write DIR/ops.csv.gz, DIR/meta.yaml, "
     "DIR/truth.json\n"
+    "  --format F            what --out writes besides meta.yaml and "
+    "truth.json:\n"
+    "                        csv (default: ops.csv.gz), kineto (one PyTorch\n"
+    "                        profiler trace per rank, DIR/kineto/rank-R.pt.\n"
+    "                        trace.json, and DIR/clock-offsets.json;\n"
+    "                        docs/formats/kineto-export.md) or csv,kineto\n"
+    "  --clock-offset-ms X   kineto: shift each rank's clock by up to +-X ms\n"
+    "                        (default 0; drawn from the seed)\n"
+    "  --nccl-names new|old  kineto: NCCL kernel names of NCCL >= 2.19 (new,\n"
+    "                        default) or before\n"
+    "  --kernels-per-op N    kineto: kernels per compute op (default 1)\n"
+    "  --gzip                kineto: write rank-R.pt.trace.json.gz\n"
+    "  --truncate-rank-lists kineto: list at most 30 ranks in the collective\n"
+    "                        args, as PyTorch does (pg_config stays full)\n"
     "  --analyze             analyse the simulated trace and print the report\n"
     "  --json FILE           with --analyze: write the analysis JSON\n"
     "  --html FILE           with --analyze: the HTML report\n"
@@ -103,14 +120,126 @@ Result<std::pair<int64_t, int64_t>> ParseWindow(const std::string& text) {
   return std::pair{a, b};
 }
 
+// What --out writes, from --format and the kineto flags.
+struct OutputFormats {
+  bool csv = true;
+  bool kineto = false;
+  bool gzip = false;
+  report::KinetoExportOptions kineto_options;
+};
+
+Result<OutputFormats> ParseFormats(const Flags& flags,
+                                   const sim::JobSpec& spec) {
+  OutputFormats out;
+  if (auto text = flags.Get("format")) {
+    out.csv = false;
+    std::string_view rest = *text;
+    while (!rest.empty()) {
+      const size_t comma = std::min(rest.find(','), rest.size());
+      const std::string_view name = rest.substr(0, comma);
+      if (name == "csv") {
+        out.csv = true;
+      } else if (name == "kineto") {
+        out.kineto = true;
+      } else {
+        return InvalidInput("flag --format: unknown format \"" +
+                            std::string(name) +
+                            "\" (expected csv, kineto or csv,kineto)");
+      }
+      rest.remove_prefix(std::min(comma + 1, rest.size()));
+    }
+    if (!out.csv && !out.kineto) {
+      return InvalidInput("flag --format: expected csv, kineto or csv,kineto");
+    }
+  }
+  for (const char* flag : {"clock-offset-ms", "nccl-names", "kernels-per-op",
+                           "gzip", "truncate-rank-lists"}) {
+    if (flags.Has(flag) && !out.kineto) {
+      return InvalidInput(std::string("flag --") + flag +
+                          " needs --format kineto");
+    }
+  }
+  report::KinetoExportOptions& o = out.kineto_options;
+  o.seed = spec.job.seed;
+  o.gpus_per_node = spec.job.gpus_per_node;
+  ASSIGN_OR_RETURN(std::optional<double> offset,
+                   flags.GetDouble("clock-offset-ms"));
+  if (offset && !(*offset >= 0.0 && *offset <= 1e6)) {
+    return InvalidInput("flag --clock-offset-ms: expected 0 .. 1e6 ms");
+  }
+  o.max_clock_offset_ms = offset.value_or(0.0);
+  if (auto names = flags.Get("nccl-names")) {
+    if (*names != "new" && *names != "old") {
+      return InvalidInput("flag --nccl-names: expected new or old, got \"" +
+                          *names + "\"");
+    }
+    o.nccl_names = *names == "new" ? report::NcclKernelNames::kNew
+                                   : report::NcclKernelNames::kOld;
+  }
+  ASSIGN_OR_RETURN(std::optional<int64_t> kernels,
+                   flags.GetInt("kernels-per-op"));
+  if (kernels && (*kernels < 1 || *kernels > 1000)) {
+    return InvalidInput("flag --kernels-per-op: expected 1 .. 1000");
+  }
+  o.kernels_per_compute = static_cast<int32_t>(kernels.value_or(1));
+  o.truncate_rank_lists = flags.Has("truncate-rank-lists");
+  out.gzip = flags.Has("gzip");
+  return out;
+}
+
+// DIR/kineto/rank-R.pt.trace.json[.gz], one rank at a time (memory: the
+// table plus one file), and DIR/clock-offsets.json with the ground truth.
+Status WriteKinetoTraces(const trace::OpsTable& table,
+                         const trace::JobMeta& meta,
+                         const OutputFormats& formats, const fs::path& dir) {
+  ASSIGN_OR_RETURN(
+      const report::KinetoExport exported,
+      report::KinetoExport::Build(table, meta, formats.kineto_options));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    return NotFound("cannot create " + dir.string() + ": " + ec.message());
+  const std::string suffix = formats.gzip ? ".gz" : "";
+  std::vector<report::KinetoRankStats> stats;
+  int64_t bytes = 0;
+  std::string text;
+  for (const report::KinetoWorker& w : exported.workers()) {
+    text.clear();
+    stats.push_back(exported.Render(w.rank, &text));
+    if (formats.gzip) {
+      ASSIGN_OR_RETURN(text, ingest::GzipCompress(text));
+    }
+    bytes += static_cast<int64_t>(text.size());
+    const std::string name =
+        "rank-" + std::to_string(w.rank) + ".pt.trace.json" + suffix;
+    RETURN_IF_ERROR(WriteTextFile((dir / name).string(), text));
+  }
+  // Next to the folder, not in it: `strag analyze DIR/kineto` reads every
+  // JSON file of the folder as a trace.
+  const fs::path manifest = dir.parent_path() / "clock-offsets.json";
+  RETURN_IF_ERROR(
+      WriteTextFile(manifest.string(),
+                    report::RenderKinetoManifest(exported, stats, suffix)));
+  std::printf("  wrote %zu Kineto traces (%.1f MB) to %s and %s\n",
+              exported.workers().size(), static_cast<double>(bytes) / 1e6,
+              dir.string().c_str(), manifest.string().c_str());
+  return Status::Ok();
+}
+
 Status WriteOutputs(const sim::SimulatedJob& job, const trace::OpsTable& table,
-                    const std::string& dir) {
+                    const std::string& dir, const OutputFormats& formats) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return NotFound("cannot create " + dir + ": " + ec.message());
-  ASSIGN_OR_RETURN(std::string gz,
-                   ingest::GzipCompress(ingest::WriteOpsCsv(table)));
-  RETURN_IF_ERROR(WriteTextFile((fs::path(dir) / "ops.csv.gz").string(), gz));
+  if (formats.csv) {
+    ASSIGN_OR_RETURN(std::string gz,
+                     ingest::GzipCompress(ingest::WriteOpsCsv(table)));
+    RETURN_IF_ERROR(WriteTextFile((fs::path(dir) / "ops.csv.gz").string(), gz));
+  }
+  if (formats.kineto) {
+    RETURN_IF_ERROR(WriteKinetoTraces(table, sim::MetaOf(job), formats,
+                                      fs::path(dir) / "kineto"));
+  }
   RETURN_IF_ERROR(WriteTextFile((fs::path(dir) / "meta.yaml").string(),
                                 report::RenderMetaYaml(sim::MetaOf(job))));
   return WriteTextFile((fs::path(dir) / "truth.json").string(),
@@ -186,8 +315,11 @@ whatif::PreparedTrace PrepareSimulated(sim::SimulatedJob* job) {
 Status RunSimulate(const std::vector<std::string>& args) {
   const FlagSpec spec{
       .with_value = {"preset", "out", "json", "steps-window", "seed", "threads",
-                     "usd-per-gpu-hour", "gpus", "days", "hours", "html"},
-      .booleans = {"analyze", "no-truth", "list-presets"},
+                     "usd-per-gpu-hour", "gpus", "days", "hours", "html",
+                     "format", "clock-offset-ms", "nccl-names",
+                     "kernels-per-op"},
+      .booleans = {"analyze", "no-truth", "list-presets", "gzip",
+                   "truncate-rank-lists"},
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
   if (flags.Has("list-presets")) {
@@ -206,6 +338,10 @@ Status RunSimulate(const std::vector<std::string>& args) {
   if (!flags.Has("out") && !flags.Has("analyze")) {
     return InvalidInput("simulate needs --out DIR and/or --analyze");
   }
+  ASSIGN_OR_RETURN(const OutputFormats formats, ParseFormats(flags, job_spec));
+  if (flags.Has("format") && !flags.Has("out")) {
+    return InvalidInput("flag --format needs --out DIR");
+  }
   const bool write = flags.Has("out");
   ASSIGN_OR_RETURN(sim::SimulatedJob job,
                    sim::Simulate(job_spec, {.truth = !flags.Has("no-truth"),
@@ -214,7 +350,9 @@ Status RunSimulate(const std::vector<std::string>& args) {
   if (write) table = sim::ToOpsTable(job, window.first, window.second);
   PrintSimulation(job,
                   write ? table.size() : job.num_nodes() * job.num_lanes());
-  if (write) RETURN_IF_ERROR(WriteOutputs(job, table, *flags.Get("out")));
+  if (write) {
+    RETURN_IF_ERROR(WriteOutputs(job, table, *flags.Get("out"), formats));
+  }
   if (!flags.Has("analyze")) return Status::Ok();
   const trace::JobMeta meta = sim::MetaOf(job);
   whatif::PreparedTrace prepared;

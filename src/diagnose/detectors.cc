@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 namespace strag::diagnose {
@@ -77,7 +78,40 @@ double Pearson(const std::vector<double>& x, const std::vector<double>& y) {
 
 bool IsCommGroup(const std::string& g) {
   return g != "forward-compute" && g != "backward-compute" &&
-         g != "optimizer" && g != "gc";
+         g != "optimizer" && g != "gc" && g != "compute";
+}
+
+// Global rank of the worker of instance `i` and stage `stage`.
+int32_t RankOf(const whatif::PreparedTrace& t, size_t i, int32_t stage) {
+  const size_t dp = static_cast<size_t>(t.dp);
+  return t.worker_rank[(i % dp) * static_cast<size_t>(t.pp) +
+                       static_cast<size_t>(stage)];
+}
+
+// The host gap before each worker's first op of each step: the smallest
+// launch delay of its root ops (those without a dependency: the first op,
+// and ops such as a comm whose inputs the model does not see), s.
+// [rank] -> per step.
+std::map<int32_t, std::vector<double>> StepStartGaps(
+    const whatif::PreparedTrace& t) {
+  const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
+  std::map<int32_t, std::vector<double>> gaps;
+  for (const whatif::Worker& w : t.workers) {
+    gaps[w.rank].assign(t.steps.size(), std::numeric_limits<double>::max());
+  }
+  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+    if (t.model.graph.num_deps(v) != 0) continue;
+    for (size_t i = 0; i < inst; ++i) {
+      double& g = gaps[RankOf(t, i, t.model.keys[v].stage)][i / dp];
+      g = std::min(g, static_cast<double>(t.launch_delay[t.Slot(v, i)]));
+    }
+  }
+  for (auto& [rank, g] : gaps) {
+    for (double& x : g) {
+      if (x == std::numeric_limits<double>::max()) x = 0;
+    }
+  }
+  return gaps;
 }
 
 }  // namespace
@@ -188,7 +222,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   constexpr float kPauseS = 0.005f;
   size_t pauses = 0;
   double total = 0, longest = 0;
-  std::map<int32_t, size_t> per_rank;
+  std::map<int32_t, double> per_rank;  // total pause, s
   std::map<size_t, size_t> per_step;
   for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
     for (size_t i = 0; i < inst; ++i) {
@@ -197,13 +231,14 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
       ++pauses;
       total += ld;
       longest = std::max(longest, static_cast<double>(ld));
-      const int32_t stage = t.model.keys[v].stage;
-      ++per_rank[t.worker_rank[(i % dp) * static_cast<size_t>(t.pp) +
-                               static_cast<size_t>(stage)]];
+      per_rank[RankOf(t, i, t.model.keys[v].stage)] += ld;
       ++per_step[i / dp];
     }
   }
-  for (auto [rank, n] : per_rank) f.ranks.push_back(rank);
+  std::vector<std::pair<double, int32_t>> order;  // longest total first
+  for (auto [rank, total_s] : per_rank) order.emplace_back(-total_s, rank);
+  std::sort(order.begin(), order.end());
+  for (auto [neg, rank] : order) f.ranks.push_back(rank);
   const double blocking = r.slowdown - 1, launch = r.launch_slowdown - 1;
   if (pauses > 0)
     f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5);
@@ -221,6 +256,53 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
           " in %.0f of the steps; at most %.0f in one step; "
           "launch slowdown %.3f",
           static_cast<double>(per_step.size()), lined_up, r.launch_slowdown);
+  return f;
+}
+
+Finding DetectDataLoading(const whatif::PreparedTrace& t,
+                          const whatif::WhatIfResult& r) {
+  Finding f{Cause::kDataLoading, 0, {}, ""};
+  const auto gaps = StepStartGaps(t);
+  if (gaps.size() < 2 || t.steps.empty()) return f;
+  // Per step, a rank is late when its gap exceeds the median rank's by
+  // 2 ms and 2% of the step; persistent when late in most steps.
+  const size_t steps = t.steps.size();
+  std::map<int32_t, std::pair<size_t, double>> late;  // steps, excess s
+  for (size_t s = 0; s < steps; ++s) {
+    std::vector<double> column;
+    for (const auto& [rank, g] : gaps) column.push_back(g[s]);
+    const double median = Median(column);
+    const double bar =
+        std::max(0.002, 0.02 * static_cast<double>(t.step_t_base[s]));
+    for (const auto& [rank, g] : gaps) {
+      if (g[s] - median < bar) continue;
+      auto& [n, excess] = late[rank];
+      ++n;
+      excess += g[s] - median;
+    }
+  }
+  std::vector<std::pair<double, int32_t>> order;  // most excess first
+  for (const auto& [rank, x] : late) {
+    if (2 * x.first >= steps) order.emplace_back(-x.second, rank);
+  }
+  if (order.empty()) return f;
+  std::sort(order.begin(), order.end());
+  for (const auto& [neg, rank] : order) f.ranks.push_back(rank);
+  const auto& [n, excess] = late[f.ranks.front()];
+  const double blocking = r.slowdown - 1, launch = r.launch_slowdown - 1;
+  // Few late ranks among many is the signature; a job where most ranks are
+  // late is a host-wide pause instead.
+  const double few = f.ranks.size() * 2 <= gaps.size() ? 1.0 : 0.5;
+  f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
+                 Clamp01(static_cast<double>(n) / static_cast<double>(steps) /
+                         0.8) *
+                 few;
+  f.evidence = Format(
+      "rank %.0f starts %.0f of %.0f steps late on the host (a gap before "
+      "its first op, %.1f ms more than the median rank on average)",
+      static_cast<double>(f.ranks.front()), static_cast<double>(n),
+      static_cast<double>(steps), 1e3 * excess / static_cast<double>(n)) +
+               Format("; launch slowdown %.3f", r.launch_slowdown);
   return f;
 }
 

@@ -22,6 +22,10 @@ Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
 // Launch delays (untraced host time: GC, Python) spike on a few workers.
 Finding DetectHostPause(const whatif::PreparedTrace& t,
                         const whatif::WhatIfResult& r);
+// One or a few ranks start most steps late on the host (a gap before the
+// step's first op: data loading, an input pipeline, a sleep), persistently.
+Finding DetectDataLoading(const whatif::PreparedTrace& t,
+                          const whatif::WhatIfResult& r);
 // Communication op types dominate the slowdown while compute is balanced.
 Finding DetectCommunication(const whatif::WhatIfResult& r);
 // S < 1.05 and launch slowdown < 1.05: a healthy job.

@@ -27,16 +27,19 @@ void Persistence(const whatif::WhatIfResult& r, Diagnosis* d) {
   for (double s : r.slowdown_per_step) normalised.push_back(s / r.slowdown);
   d->persistence_p90 = Percentile90(normalised);
   d->persistent = d->persistence_p90 <= 1.06;
-  if (r.workers.empty() || r.by_dp_rank.per_step.empty()) return;
-  const auto dp = static_cast<size_t>(r.workers.front().dp);
+  // Without a layout (Layout::kRanks) each rank is its own "stage".
+  const bool ranks = r.layout == whatif::Layout::kRanks;
+  const auto& per_step = ranks ? r.by_stage.per_step : r.by_dp_rank.per_step;
+  if (r.workers.empty() || per_step.empty()) return;
+  const auto mine = static_cast<size_t>(ranks ? r.workers.front().pp
+                                              : r.workers.front().dp);
   size_t hits = 0;
   for (size_t s = 0; s < r.steps.size(); ++s) {
     size_t worst = 0;
-    for (size_t k = 1; k < r.by_dp_rank.per_step.size(); ++k) {
-      if (r.by_dp_rank.per_step[k][s] > r.by_dp_rank.per_step[worst][s])
-        worst = k;
+    for (size_t k = 1; k < per_step.size(); ++k) {
+      if (per_step[k][s] > per_step[worst][s]) worst = k;
     }
-    hits += worst == dp;
+    hits += worst == mine;
   }
   d->worst_worker_share =
       static_cast<double>(hits) / static_cast<double>(r.steps.size());
@@ -48,7 +51,7 @@ void Split(const whatif::WhatIfResult& r, Diagnosis* d) {
     const double excess = std::max(0.0, r.by_optype.slowdown[g] - 1);
     const std::string& k = r.by_optype.keys[g];
     if (k == "forward-compute" || k == "backward-compute" || k == "optimizer" ||
-        k == "gc") {
+        k == "gc" || k == "compute") {
       compute += excess;
     } else {
       comm += excess;
@@ -75,6 +78,8 @@ std::string_view CauseName(Cause cause) {
       return "host_pause";
     case Cause::kCommunication:
       return "communication";
+    case Cause::kDataLoading:
+      return "data_loading";
   }
   return "none";
 }
@@ -84,9 +89,15 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
                    const DiagnoseOptions& options) {
   Diagnosis d;
   const Finding healthy = DetectHealthy(r);
-  std::vector<Finding> all = {DetectFaultyWorker(r), DetectStageImbalance(t, r),
-                              DetectSequenceLengthImbalance(t, r),
-                              DetectHostPause(t, r), DetectCommunication(r)};
+  // On equal confidence the earlier wins: persistent late starts are data
+  // loading before they are host pauses.
+  std::vector<Finding> all = {DetectFaultyWorker(r), DetectDataLoading(t, r),
+                              DetectHostPause(t, r),
+                              DetectCommunication(r)};
+  if (t.layout == whatif::Layout::kMegatron) {  // stages and microbatches
+    all.push_back(DetectStageImbalance(t, r));
+    all.push_back(DetectSequenceLengthImbalance(t, r));
+  }
   std::stable_sort(all.begin(), all.end(),
                    [](const Finding& a, const Finding& b) {
                      return a.confidence > b.confidence;
@@ -110,15 +121,30 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
                          ? "synchronization waiting (blocking)"
                          : "host-side launch delays";
   if (!r.workers.empty()) {
-    const whatif::WorkerScore& w = r.workers.front();
+    whatif::WorkerScore w = r.workers.front();
+    // When host delays dominate, the straggler is the rank they name.
+    const Finding* host = d.findings.empty() ? nullptr : &d.findings.front();
+    const bool by_host =
+        host && !host->ranks.empty() &&
+        (host->cause == Cause::kDataLoading ||
+         (host->cause == Cause::kHostPause &&
+          t.layout == whatif::Layout::kRanks));
+    if (by_host) {
+      for (const whatif::WorkerScore& x : r.workers) {
+        if (x.rank == host->ranks.front()) w = x;
+      }
+    }
     d.largest_straggler = {w.rank, w.dp, w.pp, 0,
                            w.rank / std::max(1, options.gpus_per_node)};
     const int32_t tp = std::max(1, options.tp);
-    d.scope = "TP group " + std::to_string(w.rank) +
-              (tp > 1 ? "-" + std::to_string(w.rank + tp - 1) : "") +
-              ", PP stage " + std::to_string(w.pp) + ", DP replica " +
-              std::to_string(w.dp) + ", node " +
-              std::to_string(d.largest_straggler.node);
+    const std::string node =
+        "node " + std::to_string(d.largest_straggler.node);
+    d.scope = t.layout == whatif::Layout::kRanks
+                  ? "rank " + std::to_string(w.rank) + ", " + node
+                  : "TP group " + std::to_string(w.rank) +
+                        (tp > 1 ? "-" + std::to_string(w.rank + tp - 1) : "") +
+                        ", PP stage " + std::to_string(w.pp) +
+                        ", DP replica " + std::to_string(w.dp) + ", " + node;
   }
   Persistence(r, &d);
   Split(r, &d);

@@ -30,6 +30,7 @@ enum class Cause {
   kSequenceLengthImbalance,
   kHostPause,
   kCommunication,
+  kDataLoading,  // a rank's host starts its steps late (input pipeline)
 };
 std::string_view CauseName(Cause cause);  // "faulty_worker", ...
 

@@ -21,6 +21,17 @@ constexpr std::array<std::string_view, kNumOpTypes> kOpTypeNames = {
     "optimizer-clip-main-grad",
     "optimizer",
     "gc",
+    "compute",
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "broadcast",
+    "reduce",
+    "all-to-all",
+    "send",
+    "recv",
+    "barrier",
+    "other-comm",
 };
 
 constexpr std::array<std::string_view, kNumOpGroups> kOpGroupNames = {
@@ -36,6 +47,16 @@ constexpr std::array<std::string_view, kNumOpGroups> kOpGroupNames = {
     "optimizer-clip-main-grad",
     "optimizer",
     "gc",
+    "compute",
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "broadcast",
+    "reduce",
+    "all-to-all",
+    "p2p",
+    "barrier",
+    "other-comm",
 };
 
 // The enum value whose name is `name` in `names`, if any.
@@ -86,6 +107,27 @@ OpGroup GroupOf(OpType type) {
       return OpGroup::kOptimizer;
     case OpType::kGc:
       return OpGroup::kGc;
+    case OpType::kCompute:
+      return OpGroup::kCompute;
+    case OpType::kAllReduce:
+      return OpGroup::kAllReduce;
+    case OpType::kAllGather:
+      return OpGroup::kAllGather;
+    case OpType::kReduceScatter:
+      return OpGroup::kReduceScatter;
+    case OpType::kBroadcast:
+      return OpGroup::kBroadcast;
+    case OpType::kReduce:
+      return OpGroup::kReduce;
+    case OpType::kAllToAll:
+      return OpGroup::kAllToAll;
+    case OpType::kSend:
+    case OpType::kRecv:
+      return OpGroup::kP2p;
+    case OpType::kBarrier:
+      return OpGroup::kBarrier;
+    case OpType::kOtherComm:
+      return OpGroup::kOtherComm;
   }
   return OpGroup::kGc;  // unreachable: the switch covers every OpType
 }
@@ -101,16 +143,19 @@ std::optional<OpGroup> ParseOpGroup(std::string_view name) {
 bool IsIdealisedAsComm(OpType type) {
   return !(type == OpType::kForwardCompute ||
            type == OpType::kBackwardCompute || type == OpType::kOptimizer ||
-           type == OpType::kGc);
+           type == OpType::kGc || type == OpType::kCompute);
 }
 
 bool IsP2p(OpType type) {
   return type == OpType::kForwardSend || type == OpType::kForwardRecv ||
-         type == OpType::kBackwardSend || type == OpType::kBackwardRecv;
+         type == OpType::kBackwardSend || type == OpType::kBackwardRecv ||
+         type == OpType::kSend || type == OpType::kRecv;
 }
 
 bool IsCompute(OpType type) {
   return type == OpType::kForwardCompute || type == OpType::kBackwardCompute;
 }
+
+bool IsGeneric(OpType type) { return type >= OpType::kCompute; }
 
 }  // namespace strag::trace

@@ -26,8 +26,22 @@ enum class OpType : uint8_t {
   kOptimizerClipMainGrad,
   kOptimizer,
   kGc,
+  // Generic types, for traces that are not Megatron op tables (Kineto): a
+  // compute segment (kernels or CPU ops between communication points) and one
+  // type per collective kind.
+  kCompute,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSend,
+  kRecv,
+  kBarrier,
+  kOtherComm,
 };
-inline constexpr int kNumOpTypes = 14;
+inline constexpr int kNumOpTypes = 25;
 
 // The attribution groups of the published analysis: op types, with the four
 // p2p types merged into forward-pp-comm / backward-pp-comm.
@@ -44,8 +58,18 @@ enum class OpGroup : uint8_t {
   kOptimizerClipMainGrad,
   kOptimizer,
   kGc,
+  kCompute,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kP2p,  // send and recv
+  kBarrier,
+  kOtherComm,
 };
-inline constexpr int kNumOpGroups = 12;
+inline constexpr int kNumOpGroups = 22;
 
 // The name used in the ops CSV, e.g. "forward-compute".
 std::string_view OpTypeName(OpType type);
@@ -60,6 +84,7 @@ std::optional<OpGroup> ParseOpGroup(std::string_view name);
 bool IsIdealisedAsComm(OpType type);
 bool IsP2p(OpType type);
 bool IsCompute(OpType type);  // forward-compute or backward-compute
+bool IsGeneric(OpType type);  // compute and the collective kinds after it
 
 }  // namespace strag::trace
 

@@ -48,6 +48,10 @@ std::vector<size_t> PoolOfNodes(const PreparedTrace& t, IdealPool pool) {
       case IdealPool::kOp:
         out[v] = v;
         break;
+      case IdealPool::kPosition:
+        out[v] =
+            ids.emplace(std::pair{type, k.seq_id}, ids.size()).first->second;
+        break;
     }
   }
   return out;
@@ -163,7 +167,10 @@ void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
   }
   for (int32_t s = 0; s < t.pp; ++s) {
     tasks.push_back({Base::kIdeal, SelectStage(t, s), {}});
-    keys.emplace_back(&r->by_stage, std::to_string(s));
+    const int32_t key = t.layout == Layout::kRanks
+                            ? t.worker_rank[static_cast<size_t>(s)]
+                            : s;
+    keys.emplace_back(&r->by_stage, std::to_string(key));
   }
   RunTasks(&tasks, runners, traced, ideal);
   for (size_t k = 0; k < tasks.size(); ++k) {
@@ -191,6 +198,7 @@ void ScoreWorkers(const PreparedTrace& t, WhatIfResult* r) {
 Result<WhatIfResult> Analyze(const PreparedTrace& t,
                              const WhatIfOptions& options) {
   WhatIfResult r;
+  r.layout = t.layout;
   r.dp = t.dp, r.pp = t.pp, r.vpp = t.vpp;
   r.num_ops = t.num_nodes() * t.num_instances();
   r.steps = t.steps;
@@ -291,8 +299,11 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
     worst.push_back(
         Worker{r.workers[k].rank, r.workers[k].dp, r.workers[k].pp});
   }
-  selected.insert(selected.begin(),
-                  {SelectWorkers(t, worst), SelectStage(t, t.pp - 1)});
+  // "The last stage" means nothing without a pipeline layout.
+  const bool last_stage = t.layout == Layout::kMegatron;
+  selected.insert(selected.begin(), SelectWorkers(t, worst));
+  if (last_stage) selected.insert(selected.begin() + 1, SelectStage(t, t.pp - 1));
+  const size_t first_selected = last_stage ? 2 : 1;
   std::vector<Task> tasks;
   for (const Selection& x : selected) {
     tasks.push_back({Base::kTraced, x, {}});
@@ -306,13 +317,13 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
     if (k == 0) {
       for (const Worker& w : worst) c.ranks.push_back(w.rank);
       r.fix_worst_workers = std::move(c);
-    } else if (k == 1) {
+    } else if (k < first_selected) {
       for (const Worker& w : t.workers) {
         if (w.pp == t.pp - 1) c.ranks.push_back(w.rank);
       }
       r.fix_last_stage = std::move(c);
     } else {
-      c.unfix = k - 2 >= options.fix.size();
+      c.unfix = k - first_selected >= options.fix.size();
       r.selected.push_back(std::move(c));
     }
   }

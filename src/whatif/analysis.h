@@ -27,6 +27,8 @@ enum class IdealPool {
   kOpType,       // per op type (published)
   kOpTypeStage,  // per op type and stage
   kOp,           // per op (type, seq_id, stage): over steps and DP ranks
+  kPosition,     // per (type, seq_id): over steps, DP ranks and stages; for
+                 // Layout::kRanks, the same position of the step on every rank
 };
 
 struct WhatIfOptions {
@@ -67,6 +69,9 @@ struct IdealValue {
 };
 
 struct WhatIfResult {
+  Layout layout = Layout::kMegatron;
+  // Layout::kRanks: by_stage is by rank (keys are global ranks), by_dp_rank
+  // has one entry, and fix_last_stage is not computed (empty selector).
   int32_t dp = 0, pp = 0, vpp = 1;
   size_t num_ops = 0;
   std::vector<int64_t> steps;

@@ -252,10 +252,10 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
   return Status::Ok();
 }
 
-// whatif-spec.md §4: launch delays and transfer times on the traced
-// timeline (binary32), then the per-step rebase and the traced step time.
-void Preprocess(const BigVector<float>& end, const std::vector<float>& step_min,
-                PreparedTrace* p) {
+}  // namespace
+
+void PreprocessTraced(const BigVector<float>& end,
+                      const std::vector<float>& step_min, PreparedTrace* p) {
   const size_t n = p->num_nodes(), inst = p->num_instances();
   const auto dp = static_cast<size_t>(p->dp);
   const graph::DepGraph& g = p->model.graph;
@@ -308,8 +308,6 @@ void Preprocess(const BigVector<float>& end, const std::vector<float>& step_min,
   p->step_t_base = std::move(step_max);  // max end - min start (= 0)
 }
 
-}  // namespace
-
 Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
                                    const trace::JobMeta& meta) {
   PreparedTrace p;
@@ -318,7 +316,7 @@ Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
   BigVector<float> end;
   std::vector<float> step_min;
   RETURN_IF_ERROR(PlaceRows(table, &p, &end, &step_min));
-  Preprocess(end, step_min, &p);
+  PreprocessTraced(end, step_min, &p);
   return p;
 }
 

@@ -21,6 +21,12 @@
 
 namespace strag::whatif {
 
+// How workers are laid out. kMegatron: (dp rank, stage) of an ops CSV.
+// kRanks: a generic trace (e.g. PyTorch profiler files) whose layout is not
+// known: dp = 1, and "stage" s is the s-th traced rank (worker_rank[s]), so
+// every per-stage result is a per-rank result.
+enum class Layout { kMegatron, kRanks };
+
 // A traced worker: one (dp rank, stage) pair and its global rank.
 struct Worker {
   int32_t rank = 0;
@@ -29,6 +35,7 @@ struct Worker {
 };
 
 struct PreparedTrace {
+  Layout layout = Layout::kMegatron;
   graph::MegatronModel model;
   int32_t dp = 0;   // derived: max dp rank + 1
   int32_t pp = 0;   // derived: max stage + 1
@@ -59,6 +66,14 @@ struct PreparedTrace {
 // without its peer, a cycle, ...).
 Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
                                    const trace::JobMeta& meta);
+
+// The preprocessing shared by every input (whatif-spec.md §4): from `start`
+// (traced, binary32 s) and the traced `end` of every slot and the earliest
+// start of every step, derives launch delays and transfer times (into
+// `cost` for comm nodes), rebases each step to 0 and fills step_t_base.
+// `p->model`, `steps`, `dp`, `start` and `cost` (plain ops) must be set.
+void PreprocessTraced(const BigVector<float>& end,
+                      const std::vector<float>& step_min, PreparedTrace* p);
 
 }  // namespace strag::whatif
 

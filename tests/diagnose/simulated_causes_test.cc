@@ -85,7 +85,8 @@ Scenario Make(Cause cause, uint64_t seed) {
       break;
     }
     case Cause::kNone:
-      break;
+    case Cause::kDataLoading:  // the simulator has no input pipeline: see
+      break;                   // tests/realrun (real PyTorch jobs)
   }
   return s;
 }

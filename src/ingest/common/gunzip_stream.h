@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // GunzipStream: inflates a gzip stream handed over in pieces, so that a
 // large `.gz` is never held whole, compressed or not (pure: no file I/O).
-// MaybeGunzip is built on it, so both report the same errors.
+// MaybeGunzip is built on it, so both report the same errors. Two engines:
+// zlib (the default), and ISA-L (igzip, several times faster) where the
+// build has it.
 
 #ifndef STRAG_SRC_INGEST_COMMON_GUNZIP_STREAM_H_
 #define STRAG_SRC_INGEST_COMMON_GUNZIP_STREAM_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14,6 +17,17 @@
 #include "base/status.h"
 
 namespace strag::ingest {
+
+// Which inflater a GunzipStream uses. kIsal is ISA-L's igzip where the build
+// found it (IsalAvailable()), else zlib. Both give the same text and the
+// same messages for truncated streams, bad headers and junk after a member;
+// for damaged deflate data or checksums both say "gzip stream is corrupt at
+// byte N: <reason>", but the byte and reason are where and how each engine
+// noticed (ISA-L's byte may also depend on the size of the pieces).
+enum class GzipEngine : uint8_t { kZlib, kIsal };
+
+// True when the build links ISA-L (GzipEngine::kIsal is not zlib).
+bool IsalAvailable();
 
 class GunzipStream {
  public:
@@ -24,7 +38,8 @@ class GunzipStream {
 
   // `source_name` labels errors. The stream must start with a gzip member
   // (see IsGzip); concatenated members are inflated one after the other.
-  explicit GunzipStream(std::string_view source_name);
+  explicit GunzipStream(std::string_view source_name,
+                        GzipEngine engine = GzipEngine::kZlib);
   GunzipStream(const GunzipStream&) = delete;
   GunzipStream& operator=(const GunzipStream&) = delete;
   ~GunzipStream();
@@ -49,13 +64,21 @@ class GunzipStream {
 
  private:
   struct Zlib;  // the z_stream; kept out of this header
+  struct Isal;  // ISA-L's inflate_state (gunzip_isal.cc)
+  Result<Progress> InflateZlib(std::string_view in, bool in_is_last, char* out,
+                               size_t out_capacity);
+  Result<Progress> InflateIsal(std::string_view in, bool in_is_last, char* out,
+                               size_t out_capacity);
   Status StartNextMember(std::string_view rest, bool in_is_last,
+                         size_t in_offset, bool* wait);
+  Status StartIsalMember(std::string_view rest, bool in_is_last,
                          size_t in_offset, bool* wait);
   Status Truncated(size_t at) const;
   Status Corrupt(size_t at, const char* what) const;
 
   std::string source_name_;
-  std::unique_ptr<Zlib> zlib_;
+  std::unique_ptr<Zlib> zlib_;  // null when ISA-L is used
+  std::unique_ptr<Isal> isal_;  // null when zlib is used
   size_t offset_ = 0;  // compressed bytes consumed by earlier calls
   bool between_members_ = false;
   bool done_ = false;

@@ -26,13 +26,14 @@ TextReader::TextReader(InputFile file, size_t block_bytes)
       in_(std::make_unique_for_overwrite<char[]>(in_capacity_)) {}
 
 Result<std::unique_ptr<TextReader>> TextReader::Open(const std::string& path,
-                                                     size_t block_bytes) {
+                                                     size_t block_bytes,
+                                                     GzipEngine engine) {
   ASSIGN_OR_RETURN(InputFile file, InputFile::Open(path));
   std::unique_ptr<TextReader> reader(
       new TextReader(std::move(file), block_bytes));
   RETURN_IF_ERROR(reader->Refill());
   if (IsGzip(std::string_view(reader->in_.get(), reader->in_end_))) {
-    reader->gunzip_ = std::make_unique<GunzipStream>(path);
+    reader->gunzip_ = std::make_unique<GunzipStream>(path, engine);
     reader->SetGzipSizeHint();
   } else {
     reader->text_bytes_hint_ = reader->file_.size_bytes();

@@ -22,9 +22,11 @@ class TextReader {
   // Opens `path` and reads its first block. A file whose content starts
   // with the gzip magic is inflated as it is read, whatever its name
   // (concatenated members too). `block_bytes` is how much of the file one
-  // read takes. Fails with kNotFound like InputFile.
-  static Result<std::unique_ptr<TextReader>> Open(const std::string& path,
-                                                  size_t block_bytes);
+  // read takes; `engine` which inflater a gzip file gets. Fails with
+  // kNotFound like InputFile.
+  static Result<std::unique_ptr<TextReader>> Open(
+      const std::string& path, size_t block_bytes,
+      GzipEngine engine = GzipEngine::kZlib);
   TextReader(const TextReader&) = delete;
   TextReader& operator=(const TextReader&) = delete;
 

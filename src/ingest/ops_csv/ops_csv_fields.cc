@@ -5,9 +5,13 @@ namespace strag::ingest::ops_csv {
 
 using trace::OpType;
 
+// The ops CSV holds Megatron-LM op types only: the generic ones (compute,
+// all-reduce, ...) come from profiler traces and have no place in its model.
+constexpr int kNumCsvOpTypes = static_cast<int>(OpType::kCompute);
+
 OpTypeLookup::OpTypeLookup() {
-  static_assert(trace::kNumOpTypes <= 32);
-  for (int i = 0; i < trace::kNumOpTypes; ++i) {
+  static_assert(kNumCsvOpTypes <= 32);
+  for (int i = 0; i < kNumCsvOpTypes; ++i) {
     names_[static_cast<size_t>(i)] = trace::OpTypeName(static_cast<OpType>(i));
     const size_t length = names_[static_cast<size_t>(i)].size();
     if (length < masks_.size()) masks_[length] |= uint32_t{1} << i;
@@ -21,7 +25,7 @@ const OpTypeLookup& GetOpTypeLookup() {
 
 std::string ExpectedOpTypes() {
   std::string list;
-  for (int i = 0; i < trace::kNumOpTypes; ++i) {
+  for (int i = 0; i < kNumCsvOpTypes; ++i) {
     if (i > 0) list += ", ";
     list += trace::OpTypeName(static_cast<OpType>(i));
   }

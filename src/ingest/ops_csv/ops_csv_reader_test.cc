@@ -153,19 +153,32 @@ TEST(OpsCsvReaderTest, AcceptsQuotedNumbers) {
   EXPECT_EQ(result->chunk[0], -1);
 }
 
-// Every op type name of trace::OpTypeName parses back to its type.
+// Every Megatron op type name parses back to its type; the generic types
+// of profiler traces (compute, all-reduce, ...) are not ops CSV types.
+constexpr int kNumCsvOpTypes = static_cast<int>(OpType::kCompute);
+
 TEST(OpsCsvReaderTest, ParsesEveryOpType) {
   std::string csv(kHeader);
-  for (int i = 0; i < trace::kNumOpTypes; ++i) {
+  for (int i = 0; i < kNumCsvOpTypes; ++i) {
     csv += "0,0,0,1," + std::string(trace::OpTypeName(static_cast<OpType>(i))) +
            ",0,0," + std::to_string(i) + ",-1,-1,-1\n";
   }
   const Result<trace::OpsTable> result = ParseOpsCsv(csv, "trace.csv");
   ASSERT_TRUE(result.ok()) << result.status().message();
-  ASSERT_EQ(result->size(), static_cast<size_t>(trace::kNumOpTypes));
-  for (int i = 0; i < trace::kNumOpTypes; ++i) {
+  ASSERT_EQ(result->size(), static_cast<size_t>(kNumCsvOpTypes));
+  for (int i = 0; i < kNumCsvOpTypes; ++i) {
     EXPECT_EQ(result->op_type[static_cast<size_t>(i)], static_cast<OpType>(i));
   }
+}
+
+TEST(OpsCsvReaderTest, RejectsGenericOpTypes) {
+  const std::string csv =
+      std::string(kHeader) + "0,0,0,1,all-reduce,0,0,0,-1,-1,-1\n";
+  const Result<trace::OpsTable> result = ParseOpsCsv(csv, "trace.csv");
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("unknown op type \"all-reduce\""),
+            std::string::npos)
+      << result.status().message();
 }
 
 // A header without data rows is a valid, empty table.

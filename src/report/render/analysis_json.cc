@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report/render/analysis_json.h"
 
+#include <algorithm>
 #include <span>
 
 #include "report/render/json_writer.h"
@@ -62,6 +63,8 @@ void WriteCounterfactual(JsonWriter* w, const Counterfactual& c) {
 void WriteJob(JsonWriter* w, const WhatIfResult& r, const trace::JobMeta& m) {
   w->Key("job");
   w->BeginObject();
+  w->FieldString("layout",
+                 r.layout == whatif::Layout::kRanks ? "ranks" : "megatron");
   w->FieldInt("dp", r.dp);
   w->FieldInt("pp", r.pp);
   w->FieldInt("tp", m.tp);
@@ -70,7 +73,9 @@ void WriteJob(JsonWriter* w, const WhatIfResult& r, const trace::JobMeta& m) {
   trace::JobMeta shape = m;
   shape.dp = r.dp;
   shape.pp = r.pp;
-  w->FieldInt("world_size", shape.WorldSize());
+  w->FieldInt("world_size", r.layout == whatif::Layout::kRanks
+                                 ? std::max<int64_t>(m.world_size, r.pp)
+                                 : shape.WorldSize());
   w->FieldInt("traced_workers", static_cast<int64_t>(r.workers.size()));
   w->FieldInt("steps", static_cast<int64_t>(r.steps.size()));
   w->FieldInt("ops", static_cast<int64_t>(r.num_ops));
@@ -130,16 +135,49 @@ void WriteReport(JsonWriter* w, const diagnose::Diagnosis& d,
   w->EndObject();
 }
 
+void WriteInput(JsonWriter* w, const InputNotes& in) {
+  w->Key("input");
+  w->BeginObject();
+  w->FieldString("format", in.format);
+  w->FieldInt("files", in.files);
+  w->FieldInt("events", in.events);
+  w->FieldInt("world_size", in.world_size);
+  w->FieldIntArray("missing_ranks", in.missing_ranks);
+  w->Key("skipped");
+  w->BeginObject();
+  for (const auto& [why, n] : in.skipped) w->FieldInt(why, n);
+  w->EndObject();
+  w->Key("warnings");
+  w->BeginArray();
+  for (const std::string& s : in.warnings) w->String(s);
+  w->EndArray();
+  w->Key("clock");
+  w->BeginObject();
+  w->FieldInt("collectives", in.clock.collectives);
+  w->Field("residual_max_us", in.clock.residual_max_us);
+  w->Field("residual_p99_us", in.clock.residual_p99_us);
+  w->Key("offset_ns");
+  w->BeginObject();
+  for (const auto& [rank, off] : in.clock.offset_ns) {
+    w->FieldInt(std::to_string(rank), off);
+  }
+  w->EndObject();
+  w->EndObject();
+  w->EndObject();
+}
+
 }  // namespace
 
 std::string RenderAnalysisJson(const WhatIfResult& r,
                                const trace::JobMeta& meta,
                                const econ::StepCost& cost,
-                               const diagnose::Diagnosis* diagnosis) {
+                               const diagnose::Diagnosis* diagnosis,
+                               const InputNotes* input) {
   JsonWriter w;
   w.BeginObject();
   w.FieldString("schema", "strag.analysis/1");
   WriteJob(&w, r, meta);
+  if (input) WriteInput(&w, *input);
   w.Key("step_time");
   w.BeginObject();
   StepMap(&w, "observed", r, r.step_t_observed);
@@ -167,6 +205,9 @@ std::string RenderAnalysisJson(const WhatIfResult& r,
   GroupMapPerStep(&w, "slowdown_by_optype_per_step", r, r.by_optype);
   GroupMapPerStep(&w, "slowdown_by_dp_rank_per_step", r, r.by_dp_rank);
   GroupMapPerStep(&w, "slowdown_by_stage_per_step", r, r.by_stage);
+  if (r.layout == whatif::Layout::kRanks) {  // by_stage is by global rank
+    GroupMap(&w, "slowdown_by_rank", r.by_stage);
+  }
   w.Key("worker_slowdown");
   w.BeginArray();
   for (const whatif::WorkerScore& s : r.workers) {

@@ -10,6 +10,7 @@
 
 #include "diagnose/diagnosis.h"
 #include "econ/step_cost.h"
+#include "report/input_notes.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 
@@ -20,7 +21,8 @@ namespace strag::report {
 std::string RenderAnalysisJson(const whatif::WhatIfResult& result,
                                const trace::JobMeta& meta,
                                const econ::StepCost& cost = {},
-                               const diagnose::Diagnosis* diagnosis = nullptr);
+                               const diagnose::Diagnosis* diagnosis = nullptr,
+                               const InputNotes* input = nullptr);
 
 }  // namespace strag::report
 

@@ -72,7 +72,7 @@ std::string Paint(const std::string& text, const char* colour, bool on) {
 
 // The on-call block: what is lost, who everyone waits for, why.
 void OnCall(std::string* out, const diagnose::Diagnosis& d,
-            const econ::StepCost& cost, bool color) {
+            const econ::StepCost& cost, bool color, bool ranks) {
   const diagnose::Straggler& s = d.largest_straggler;
   if (cost.gpus > 0) {
     *out += StrFormat("  job utilization %.1f%%; dominant cause: %s\n",
@@ -83,11 +83,12 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
           "; scope: " + d.scope + "\n";
   *out += StrFormat(
       "  excess step time %+.1f ms (%.0f%% blocking, %.0f%% launch "
-      "delay); persistence: P90 of per-step S/S %.3f (%s), its DP "
-      "replica slowest in %.0f%% of steps\n",
+      "delay); persistence: P90 of per-step S/S %.3f (%s), %s "
+      "slowest in %.0f%% of steps\n",
       d.excess_step_time_ms, 100 * d.blocking_share,
       100 * (1 - d.blocking_share), d.persistence_p90,
-      d.persistent ? "persistent" : "transient", 100 * d.worst_worker_share);
+      d.persistent ? "persistent" : "transient",
+      ranks ? "the rank" : "its DP replica", 100 * d.worst_worker_share);
   *out +=
       "  probable cause: " +
       Paint(std::string(diagnose::CauseName(d.probable_cause)), "33", color) +
@@ -111,20 +112,72 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
       "mitigation\n\n";
 }
 
+// Where the numbers come from: files, what was skipped, clock alignment,
+// and the first warnings.
+void Input(std::string* out, const InputNotes& in) {
+  *out += StrFormat("  input: %lld %s trace file(s), %lld events",
+                    static_cast<long long>(in.files), in.format.c_str(),
+                    static_cast<long long>(in.events));
+  if (!in.missing_ranks.empty()) {
+    *out += "; no trace for rank(s) " + RankList(in.missing_ranks);
+  }
+  *out += "\n";
+  const ClockNotes& c = in.clock;
+  if (!c.offset_ns.empty()) {
+    int64_t widest = 0;
+    for (const auto& [rank, off] : c.offset_ns)
+      widest = std::max(widest, off < 0 ? -off : off);
+    *out += StrFormat(
+        "  clocks: aligned on %lld collectives, offsets up to %.3f ms, "
+        "residual max %.1f us (p99 %.1f us)\n",
+        static_cast<long long>(c.collectives), 1e-6 * static_cast<double>(widest),
+        c.residual_max_us, c.residual_p99_us);
+  }
+  int64_t skipped = 0;
+  for (const auto& [why, n] : in.skipped) skipped += n;
+  if (skipped > 0) {
+    *out += StrFormat("  skipped: %lld events (", static_cast<long long>(skipped));
+    for (size_t k = 0; k < in.skipped.size() && k < 4; ++k) {
+      *out += StrFormat("%s%s %lld", k ? ", " : "", in.skipped[k].first.c_str(),
+                        static_cast<long long>(in.skipped[k].second));
+    }
+    *out += in.skipped.size() > 4 ? ", ...; see --json)\n" : ")\n";
+  }
+  constexpr size_t kShown = 5;
+  for (size_t k = 0; k < in.warnings.size() && k < kShown; ++k) {
+    *out += "  warning: " + in.warnings[k] + "\n";
+  }
+  if (in.warnings.size() > kShown) {
+    *out += StrFormat("  ... and %zu more warnings (see --json)\n",
+                      in.warnings.size() - kShown);
+  }
+}
+
 }  // namespace
 
 std::string RenderTerminalSummary(const WhatIfResult& r,
                                   const trace::JobMeta& meta,
                                   const SummaryOptions& options) {
   std::string out;
+  const bool ranks = r.layout == whatif::Layout::kRanks;
   out += StrFormat("strag analyze: %s\n", options.source.c_str());
-  out += StrFormat(
-      "  job: DP %d x PP %d x TP %d x CP %d (VPP %d), %zu traced "
-      "workers, %zu steps, %zu ops\n\n",
-      r.dp, r.pp, meta.tp, meta.cp, r.vpp, r.workers.size(), r.steps.size(),
-      r.num_ops);
+  if (ranks) {
+    out += StrFormat(
+        "  job: %zu traced ranks of %lld (layout not in the traces), %zu "
+        "steps, %zu ops\n",
+        r.workers.size(), static_cast<long long>(meta.WorldSize()),
+        r.steps.size(), r.num_ops);
+  } else {
+    out += StrFormat(
+        "  job: DP %d x PP %d x TP %d x CP %d (VPP %d), %zu traced "
+        "workers, %zu steps, %zu ops\n",
+        r.dp, r.pp, meta.tp, meta.cp, r.vpp, r.workers.size(), r.steps.size(),
+        r.num_ops);
+  }
+  if (options.input) Input(&out, *options.input);
+  out += "\n";
   if (options.diagnosis) {
-    OnCall(&out, *options.diagnosis, options.cost, options.color);
+    OnCall(&out, *options.diagnosis, options.cost, options.color, ranks);
   }
   const double t = PairwiseMean(r.step_t_replayed);
   const double obs = PairwiseMean(r.step_t_observed);
@@ -160,14 +213,20 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
       "time (launch delays)\n\n",
       r.launch_slowdown, Duration(obs).c_str());
   Ranking(&out, "by op type", "", r.by_optype, options.top);
-  Ranking(&out, "by stage", "stage ", r.by_stage, options.top);
-  Ranking(&out, "by DP rank", "dp ", r.by_dp_rank, options.top);
-  out += "  worst workers (min of their DP rank's and stage's S)\n";
+  if (ranks) {
+    Ranking(&out, "by rank", "rank ", r.by_stage, options.top);
+    out += "  worst ranks\n";
+  } else {
+    Ranking(&out, "by stage", "stage ", r.by_stage, options.top);
+    Ranking(&out, "by DP rank", "dp ", r.by_dp_rank, options.top);
+    out += "  worst workers (min of their DP rank's and stage's S)\n";
+  }
   for (size_t k = 0;
        k < r.workers.size() && k < static_cast<size_t>(options.top); ++k) {
     const whatif::WorkerScore& w = r.workers[k];
     const std::string label =
-        StrFormat("rank %d (dp %d, stage %d)", w.rank, w.dp, w.pp);
+        ranks ? StrFormat("rank %d", w.rank)
+              : StrFormat("rank %d (dp %d, stage %d)", w.rank, w.dp, w.pp);
     out += StrFormat("    %-30s %6.3f\n", label.c_str(), w.score);
   }
   out += "\n";
@@ -175,7 +234,9 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
       (r.fix_worst_workers.ranks.size() == 1 ? "rank " : "ranks ") +
       RankList(r.fix_worst_workers.ranks);
   Explain(&out, "M_W", worst, r.fix_worst_workers);
-  if (r.pp > 1) {
+  if (ranks) {
+    out += "  M_S      n/a   the traces do not say which ranks form a stage\n";
+  } else if (r.pp > 1) {
     Explain(&out, "M_S", "the last stage", r.fix_last_stage);
   } else {
     out += "  M_S      n/a   the job has no pipeline stages\n";

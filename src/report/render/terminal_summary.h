@@ -8,6 +8,7 @@
 
 #include "diagnose/diagnosis.h"
 #include "econ/step_cost.h"
+#include "report/input_notes.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 
@@ -19,6 +20,7 @@ struct SummaryOptions {
   econ::StepCost cost;  // gpus == 0: not shown
   const diagnose::Diagnosis* diagnosis = nullptr;  // not owned; optional
   bool color = false;  // ANSI colours (the CLI sets it on a terminal only)
+  const InputNotes* input = nullptr;  // not owned; optional
 };
 
 std::string RenderTerminalSummary(const whatif::WhatIfResult& result,

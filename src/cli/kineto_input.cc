@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/kineto_input.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "base/parallel_for.h"
+#include "graph/generic/generic_model.h"
+#include "ingest/kineto/kineto_file.h"
+#include "whatif/prepared_generic.h"
+
+namespace strag::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<std::vector<std::string>> ListFiles(
+    const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    ASSIGN_OR_RETURN(std::vector<std::string> found,
+                     ingest::ListKinetoInputs(path));
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  if (files.empty()) {
+    return InvalidInput("no *.json or *.json.gz trace in " + paths.front());
+  }
+  return files;
+}
+
+// Keeps the first file of every rank; the rest become warnings.
+std::vector<trace::RankTrace> KeepOnePerRank(
+    std::vector<std::optional<trace::RankTrace>> read,
+    report::InputNotes* notes) {
+  std::map<int32_t, std::string> owner;
+  std::vector<trace::RankTrace> kept;
+  for (std::optional<trace::RankTrace>& r : read) {
+    if (!r) continue;
+    auto [it, fresh] = owner.emplace(r->rank, r->source);
+    if (!fresh) {
+      notes->warnings.push_back(r->source + ": claims rank " +
+                                std::to_string(r->rank) + ", as " +
+                                it->second + " does: ignored");
+      continue;
+    }
+    kept.push_back(std::move(*r));
+  }
+  std::sort(kept.begin(), kept.end(),
+            [](const trace::RankTrace& a, const trace::RankTrace& b) {
+              return a.rank < b.rank;
+            });
+  return kept;
+}
+
+void NoteRanks(std::vector<trace::RankTrace>* ranks,
+               report::InputNotes* notes) {
+  int32_t world = 0;
+  std::map<std::string, int64_t> skipped;
+  for (const trace::RankTrace& r : *ranks) {
+    world = std::max({world, r.world_size, r.rank + 1});
+    notes->events += r.events;
+    for (const auto& [why, n] : r.skipped) skipped[why] += n;
+    for (const std::string& w : r.warnings) notes->warnings.push_back(w);
+  }
+  for (trace::RankTrace& r : *ranks) {
+    if (r.world_size == 0) r.world_size = world;
+  }
+  notes->files = static_cast<int64_t>(ranks->size());
+  notes->world_size = world;
+  notes->skipped.assign(skipped.begin(), skipped.end());
+  size_t next = 0;
+  for (int32_t rank = 0; rank < world; ++rank) {
+    if (next < ranks->size() && (*ranks)[next].rank == rank) {
+      ++next;
+    } else {
+      notes->missing_ranks.push_back(rank);
+    }
+  }
+  if (!notes->missing_ranks.empty()) {
+    notes->warnings.push_back(
+        std::to_string(notes->missing_ranks.size()) + " of " +
+        std::to_string(world) +
+        " ranks have no usable trace: their collectives are analysed "
+        "with the members present");
+  }
+}
+
+void NoteClock(const graph::GenericModel& model, report::InputNotes* notes) {
+  const graph::ClockAlignment& c = model.clock;
+  for (size_t i = 0; i < model.ranks.size() && i < c.offset_ns.size(); ++i) {
+    notes->clock.offset_ns.emplace_back(model.ranks[i], c.offset_ns[i]);
+  }
+  notes->clock.residual_max_us = static_cast<double>(c.residual_max_ns) * 1e-3;
+  notes->clock.residual_p99_us = static_cast<double>(c.residual_p99_ns) * 1e-3;
+  notes->clock.collectives = c.collectives;
+  for (const std::string& w : model.warnings) notes->warnings.push_back(w);
+  const graph::GenericCounters& n = model.counters;
+  if (n.ops_outside_steps > 0) {
+    notes->skipped.emplace_back("ops outside every ProfilerStep",
+                                n.ops_outside_steps);
+  }
+}
+
+}  // namespace
+
+bool IsKinetoInput(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return true;
+  return path.ends_with(".json") || path.ends_with(".json.gz");
+}
+
+Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
+                                size_t threads) {
+  KinetoJob job;
+  job.notes.format = "kineto";
+  ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(paths));
+  std::vector<std::optional<trace::RankTrace>> read(files.size());
+  std::vector<Status> errors(files.size(), Status::Ok());
+  ParallelFor(files.size(), std::max<size_t>(1, threads),
+              [&](size_t k, size_t) {
+                auto r = ingest::ReadKinetoFile(files[k]);
+                if (r.ok()) {
+                  read[k] = std::move(r).value();
+                } else {
+                  errors[k] = r.status();
+                }
+              });
+  std::string all_errors;
+  for (const Status& e : errors) {
+    if (e.ok()) continue;
+    job.notes.warnings.push_back(e.message() + ": file skipped");
+    all_errors += "\n  " + e.message();
+  }
+  std::vector<trace::RankTrace> ranks = KeepOnePerRank(std::move(read), &job.notes);
+  if (ranks.empty()) {
+    return InvalidInput("no trace could be read:" + all_errors);
+  }
+  NoteRanks(&ranks, &job.notes);
+  ASSIGN_OR_RETURN(graph::GenericModel model, graph::BuildGenericModel(ranks, {}));
+  NoteClock(model, &job.notes);
+  ASSIGN_OR_RETURN(job.prepared, whatif::PrepareGenericTrace(std::move(model)));
+  return job;
+}
+
+}  // namespace strag::cli

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading a job's PyTorch profiler traces (one Kineto JSON file per rank, or
+// a folder of them) into what the what-if engine needs, with everything that
+// was wrong with the input kept as notes for the report.
+
+#ifndef STRAG_SRC_CLI_KINETO_INPUT_H_
+#define STRAG_SRC_CLI_KINETO_INPUT_H_
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "report/input_notes.h"
+#include "whatif/prepared_trace.h"
+
+namespace strag::cli {
+
+// True for a folder or a `.json` / `.json.gz` file.
+bool IsKinetoInput(const std::string& path);
+
+struct KinetoJob {
+  whatif::PreparedTrace prepared;
+  report::InputNotes notes;
+};
+
+// Reads every trace of `paths` (files, or folders of `*.json[.gz]`) on up to
+// `threads` threads. A file that cannot be read, or that claims a rank
+// another file already has, becomes a warning and the job goes on without
+// it; fails only when nothing is left to analyse.
+Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
+                                size_t threads);
+
+}  // namespace strag::cli
+
+#endif  // STRAG_SRC_CLI_KINETO_INPUT_H_

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "graph/generic/segments.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <tuple>
+
+#include "graph/generic/step_split.h"
+
+namespace strag::graph {
+namespace {
+
+// Launch order: by launch (start when unknown), then stream, start, row, so
+// that ties break the same way every time.
+std::vector<uint32_t> LaunchOrder(const trace::RankTrace& t,
+                                  std::span<const uint32_t> rows) {
+  std::vector<uint32_t> order(rows.begin(), rows.end());
+  std::sort(order.begin(), order.end(), [&t](uint32_t a, uint32_t b) {
+    return std::make_tuple(StepKey(t, a), t.stream[a], t.start_ns[a], a) <
+           std::make_tuple(StepKey(t, b), t.stream[b], t.start_ns[b], b);
+  });
+  return order;
+}
+
+LocalNode CommNode(const trace::RankTrace& t, uint32_t row, int32_t k) {
+  LocalNode n;
+  n.type = CommKind(t.comms[static_cast<size_t>(t.comm[row])]);
+  // gloo (CPU traces) runs a rank's collectives on a pool of worker threads,
+  // whichever is free, and they may overlap: the thread means nothing, so
+  // each comm point gets a logical stream of its own (the same in every
+  // step), ordered only by the segments that issue it.
+  n.stream = t.cpu_only ? kCpuCommStream - k : t.stream[row];
+  n.position = 2 * k + 1;
+  n.start_ns = t.start_ns[row];
+  n.end_ns = t.start_ns[row] + t.dur_ns[row];
+  n.busy_ns = t.dur_ns[row];
+  n.launch_ns = t.launch_ns[row];
+  n.comm = t.comm[row];
+  n.num_ops = 1;
+  return n;
+}
+
+// Adds op `row` to the compute segment `n` (empty when num_ops == 0).
+void Merge(const trace::RankTrace& t, uint32_t row, LocalNode* n) {
+  const int64_t start = t.start_ns[row], end = start + t.dur_ns[row];
+  if (n->num_ops == 0 || start < n->start_ns) {
+    n->start_ns = start;
+    n->launch_ns = t.launch_ns[row];
+  }
+  n->end_ns = n->num_ops == 0 ? end : std::max(n->end_ns, end);
+  // Overlapping ops (not expected on one stream) count once at most.
+  n->busy_ns = std::min(n->busy_ns + t.dur_ns[row], n->end_ns - n->start_ns);
+  ++n->num_ops;
+}
+
+void NumberByType(std::vector<LocalNode>* nodes) {
+  std::array<int32_t, trace::kNumOpTypes> count{};
+  for (LocalNode& n : *nodes) n.seq = count[static_cast<size_t>(n.type)]++;
+}
+
+}  // namespace
+
+trace::OpType CommKind(const trace::CommOp& op) {
+  if (trace::IsGeneric(op.kind) && op.kind != trace::OpType::kCompute) {
+    return op.kind;
+  }
+  return trace::OpType::kOtherComm;
+}
+
+std::vector<LocalNode> BuildLocalNodes(const trace::RankTrace& trace,
+                                       std::span<const uint32_t> rows) {
+  std::vector<LocalNode> nodes;
+  std::map<int32_t, size_t> open;  // stream -> its segment in this interval
+  int32_t comm_points = 0;
+  for (uint32_t row : LaunchOrder(trace, rows)) {
+    if (trace.comm[row] >= 0) {
+      nodes.push_back(CommNode(trace, row, comm_points++));
+      open.clear();
+      continue;
+    }
+    auto [it, inserted] = open.emplace(trace.stream[row], nodes.size());
+    if (inserted) {
+      LocalNode segment;
+      segment.stream = trace.stream[row];
+      segment.host_thread = trace.cpu_only;
+      segment.position = 2 * comm_points;
+      nodes.push_back(segment);
+    }
+    Merge(trace, row, &nodes[it->second]);
+  }
+  std::stable_sort(
+      nodes.begin(), nodes.end(), [](const LocalNode& a, const LocalNode& b) {
+        return std::tie(a.position, a.stream) < std::tie(b.position, b.stream);
+      });
+  NumberByType(&nodes);
+  return nodes;
+}
+
+}  // namespace strag::graph

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// CommNests: the CPU comm ops of a trace arranged by thread and nesting
+// (c10d::allreduce_ > record_param_comms > nccl:all_reduce > the launch),
+// to find the ops around a point in time and merge what they say.
+
+#ifndef STRAG_SRC_INGEST_KINETO_COMM_NESTS_H_
+#define STRAG_SRC_INGEST_KINETO_COMM_NESTS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ingest/kineto/trace_records.h"
+
+namespace strag::ingest::kineto {
+
+class CommNests {
+ public:
+  // Sorts `ops` by thread, start, then longest first, and finds each op's
+  // parent: the innermost op of its thread that contains its start. An op
+  // that starts where another ends is not inside it; one that starts with
+  // it and is no longer is. O(n log n).
+  explicit CommNests(std::vector<CpuCommOp> ops);
+
+  const std::vector<CpuCommOp>& ops() const { return ops_; }
+  int64_t parent(size_t i) const { return parent_[i]; }
+  // The outermost op of i's nest (i itself when it has no parent).
+  size_t root(size_t i) const { return root_[i]; }
+
+  // The innermost op of `thread` with ts <= t <= end; -1 when none.
+  int64_t Innermost(const ThreadKey& thread, int64_t t) const;
+
+  // What op i and the ops around it say, innermost first.
+  CommDetails Merged(size_t i) const;
+  // What the whole nest of `root` says, deepest ops first.
+  CommDetails NestDetails(size_t root) const;
+
+ private:
+  std::vector<CpuCommOp> ops_;
+  std::vector<int64_t> parent_;
+  std::vector<size_t> root_;
+  std::vector<uint32_t> depth_;
+  std::vector<size_t> nest_end_;  // per root: one past its last member
+};
+
+}  // namespace strag::ingest::kineto
+
+#endif  // STRAG_SRC_INGEST_KINETO_COMM_NESTS_H_

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// BuildCpuOnlyRows: the rows of a trace without GPU ops (gloo jobs on
+// CPUs): compute = the top-level CPU ops of the threads that run the
+// ProfilerStep spans (the spans' children); communication = the gloo ops
+// on gloo's worker threads, or the outermost CPU comm ops when there are
+// none.
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "ingest/kineto/comm_nests.h"
+#include "ingest/kineto/trace_records.h"
+
+namespace strag::ingest::kineto {
+namespace {
+
+using trace::OpType;
+
+void AddRow(TraceRecords* r, int64_t ts, int64_t end, int64_t launch,
+            int64_t tid, uint32_t name, int32_t comm) {
+  trace::RankTrace& out = r->out;
+  out.start_ns.push_back(ts);
+  out.dur_ns.push_back(end - ts);
+  out.launch_ns.push_back(launch);
+  out.stream.push_back(r->StreamId(tid));
+  out.comm.push_back(comm);
+  out.name.push_back(name);
+}
+
+int32_t AddComm(TraceRecords* r, const CommDetails& d) {
+  trace::CommOp op;
+  op.kind = d.has_kind ? d.kind : OpType::kOtherComm;
+  op.group = d.group;
+  op.seq = d.seq;
+  op.in_nelems = d.in_nelems;
+  op.out_nelems = d.out_nelems;
+  op.group_size = d.group_size;
+  r->out.comms.push_back(op);
+  return static_cast<int32_t>(r->out.comms.size() - 1);
+}
+
+// Compute rows: on each step thread, the candidates not inside another
+// (the step spans themselves are no candidates), less the comm ops.
+int64_t AddComputeRows(TraceRecords* r) {
+  std::set<ThreadKey> step_threads;
+  for (const StepRecord& step : r->steps) step_threads.insert(step.thread);
+  if (step_threads.empty() && !r->candidates.empty()) {
+    r->out.warnings.push_back(r->source +
+                              ": no ProfilerStep spans: compute rows are the "
+                              "top-level CPU ops of every thread");
+  }
+  std::vector<CpuCandidate>& ops = r->candidates;
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const CpuCandidate& a, const CpuCandidate& b) {
+                     if (a.thread != b.thread) return a.thread < b.thread;
+                     if (a.ts != b.ts) return a.ts < b.ts;
+                     return a.end > b.end;
+                   });
+  int64_t rows = 0;
+  const CpuCandidate* top = nullptr;
+  for (const CpuCandidate& op : ops) {
+    if (!step_threads.empty() && step_threads.count(op.thread) == 0) continue;
+    if (top != nullptr && top->thread == op.thread &&
+        (op.ts < top->end || op.ts == top->ts)) {
+      continue;  // inside the current top-level op
+    }
+    top = &op;
+    if (op.is_comm) continue;
+    AddRow(r, op.ts, op.end, -1, op.thread.tid, op.name, -1);
+    ++rows;
+  }
+  return rows;
+}
+
+// gloo ops run on gloo's threads; the c10d op on the training thread that
+// queued the k-th gloo op of a kind is the k-th c10d op of that kind.
+void AddGlooRows(const CommNests& nests, const std::vector<size_t>& gloo,
+                 TraceRecords* r) {
+  const std::vector<CpuCommOp>& ops = nests.ops();
+  const auto kind_of = [&](const CommDetails& d) {
+    return d.has_kind ? d.kind : OpType::kOtherComm;
+  };
+  const auto by_time = [&](size_t a, size_t b) {
+    return ops[a].ts != ops[b].ts ? ops[a].ts < ops[b].ts : a < b;
+  };
+  std::map<OpType, std::vector<size_t>> launchers;
+  std::map<OpType, std::vector<size_t>> works;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (nests.root(i) != i || ops[i].family == CpuCommFamily::kGloo) continue;
+    launchers[kind_of(nests.NestDetails(i))].push_back(i);
+  }
+  for (size_t g : gloo) works[kind_of(ops[g].details)].push_back(g);
+  int64_t unlaunched = 0;
+  for (auto& [kind, list] : works) {
+    std::vector<size_t>& calls = launchers[kind];
+    std::sort(list.begin(), list.end(), by_time);
+    std::sort(calls.begin(), calls.end(), by_time);
+    for (size_t k = 0; k < list.size(); ++k) {
+      const CpuCommOp& op = ops[list[k]];
+      CommDetails details = nests.Merged(list[k]);
+      int64_t launch = -1;
+      if (k < calls.size()) {
+        details.Fill(nests.NestDetails(calls[k]));
+        launch = ops[calls[k]].ts;
+      } else {
+        ++unlaunched;
+      }
+      AddRow(r, op.ts, op.end, launch, op.thread.tid, op.name,
+             AddComm(r, details));
+    }
+    if (calls.size() > list.size()) {
+      r->out.warnings.push_back(
+          r->source + ": " + std::to_string(calls.size()) + " CPU " +
+          std::string(trace::OpTypeName(kind)) + " calls but " +
+          std::to_string(list.size()) + " gloo ops: the last " +
+          std::to_string(calls.size() - list.size()) +
+          " calls have no gloo op in the trace");
+    }
+  }
+  if (unlaunched > 0) {
+    r->out.warnings.push_back(r->source + ": " + std::to_string(unlaunched) +
+                              " gloo ops have no c10d op that queued them "
+                              "(launch time unknown)");
+  }
+}
+
+}  // namespace
+
+void BuildCpuOnlyRows(const CommNests& nests, TraceRecords* records) {
+  TraceRecords& r = *records;
+  const int64_t compute_rows = AddComputeRows(&r);
+  r.Skip("CPU op inside another op or off the step threads",
+         r.cpu_plain - compute_rows);
+  std::vector<size_t> gloo;
+  for (size_t i = 0; i < nests.ops().size(); ++i) {
+    if (nests.ops()[i].family == CpuCommFamily::kGloo) gloo.push_back(i);
+  }
+  if (!gloo.empty()) {
+    AddGlooRows(nests, gloo, &r);
+    return;
+  }
+  for (size_t i = 0; i < nests.ops().size(); ++i) {
+    if (nests.root(i) != i) continue;
+    const CpuCommOp& op = nests.ops()[i];
+    AddRow(&r, op.ts, op.end, op.ts, op.thread.tid, op.name,
+           AddComm(&r, nests.NestDetails(i)));
+  }
+}
+
+}  // namespace strag::ingest::kineto

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// LinkGpuOps: a GPU op's launch is the cuda_runtime / cuda_driver call with
+// the same correlation id; an NCCL kernel's collective is what the kernel,
+// its args and the CPU comm ops around that launch say.
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "ingest/kineto/comm_nests.h"
+#include "ingest/kineto/trace_records.h"
+
+namespace strag::ingest::kineto {
+namespace {
+
+using trace::OpType;
+
+// The launch with correlation `correlation` (the earliest one, when a
+// runtime call and the driver call under it share the id); null if none.
+const LaunchRecord* FindLaunch(const std::vector<LaunchRecord>& sorted,
+                               int64_t correlation) {
+  const auto it = std::lower_bound(
+      sorted.begin(), sorted.end(), correlation,
+      [](const LaunchRecord& l, int64_t c) { return l.correlation < c; });
+  return it != sorted.end() && it->correlation == correlation ? &*it : nullptr;
+}
+
+std::string KindCounts(const std::map<OpType, int64_t>& counts) {
+  std::string text;
+  for (const auto& [kind, count] : counts) {
+    if (!text.empty()) text += ", ";
+    text += std::to_string(count) + " " + std::string(trace::OpTypeName(kind));
+  }
+  return text;
+}
+
+trace::CommOp ToCommOp(const CommDetails& d) {
+  trace::CommOp op;
+  op.kind = d.has_kind ? d.kind : OpType::kOtherComm;
+  op.group = d.group;
+  op.seq = d.seq;
+  op.in_nelems = d.in_nelems;
+  op.out_nelems = d.out_nelems;
+  op.group_size = d.group_size;
+  return op;
+}
+
+struct LinkCounts {
+  int64_t rows_without_launch = 0;
+  int64_t kernels_without_launch = 0;
+  int64_t kernels_outside_comm_ops = 0;
+  int64_t kernels_of_unknown_kind = 0;
+};
+
+void Warn(const LinkCounts& c, const TraceRecords& r,
+          std::vector<std::string>* warnings) {
+  const std::string& src = r.source;
+  if (c.rows_without_launch > 0) {
+    warnings->push_back(src + ": " + std::to_string(c.rows_without_launch) +
+                        " of " + std::to_string(r.out.size()) +
+                        " GPU ops have no launch event in the trace "
+                        "(launch time unknown)");
+  }
+  if (c.kernels_without_launch > 0) {
+    warnings->push_back(src + ": " + std::to_string(c.kernels_without_launch) +
+                        " NCCL kernels have no launch event: what they are "
+                        "comes from the kernel alone");
+  }
+  if (c.kernels_outside_comm_ops > 0) {
+    warnings->push_back(src + ": " +
+                        std::to_string(c.kernels_outside_comm_ops) +
+                        " NCCL kernels were launched outside any CPU "
+                        "collective (record_param_comms / nccl:* / c10d::*)");
+  }
+  if (c.kernels_of_unknown_kind > 0) {
+    warnings->push_back(src + ": " + std::to_string(c.kernels_of_unknown_kind) +
+                        " NCCL kernels are of an unknown collective "
+                        "(typed other-comm)");
+  }
+}
+
+}  // namespace
+
+void LinkGpuOps(const CommNests& nests, TraceRecords* records) {
+  TraceRecords& r = *records;
+  std::stable_sort(r.launches.begin(), r.launches.end(),
+                   [](const LaunchRecord& a, const LaunchRecord& b) {
+                     return a.correlation != b.correlation
+                                ? a.correlation < b.correlation
+                                : a.ts < b.ts;
+                   });
+  LinkCounts counts;
+  for (size_t row = 0; row < r.out.size(); ++row) {
+    const int64_t correlation = r.row_correlation[row];
+    const LaunchRecord* launch =
+        correlation >= 0 ? FindLaunch(r.launches, correlation) : nullptr;
+    if (launch != nullptr) {
+      r.out.launch_ns[row] = launch->ts;
+    } else {
+      ++counts.rows_without_launch;
+    }
+  }
+  std::vector<bool> linked(nests.ops().size(), false);
+  for (NcclKernel& kernel : r.nccl_kernels) {
+    const int64_t correlation = r.row_correlation[kernel.row];
+    const LaunchRecord* launch =
+        correlation >= 0 ? FindLaunch(r.launches, correlation) : nullptr;
+    const int64_t op =
+        launch != nullptr ? nests.Innermost(launch->thread, launch->ts) : -1;
+    if (launch == nullptr) {
+      ++counts.kernels_without_launch;
+    } else if (op < 0) {
+      ++counts.kernels_outside_comm_ops;
+    } else {
+      const size_t root = nests.root(static_cast<size_t>(op));
+      kernel.details.Fill(nests.Merged(static_cast<size_t>(op)));
+      kernel.details.Fill(nests.NestDetails(root));
+      linked[root] = true;
+    }
+    if (!kernel.details.has_kind) ++counts.kernels_of_unknown_kind;
+    r.out.comm[kernel.row] = static_cast<int32_t>(r.out.comms.size());
+    r.out.comms.push_back(ToCommOp(kernel.details));
+  }
+  Warn(counts, r, &r.out.warnings);
+
+  // CPU collectives that launched no kernel of this trace: the trace lost
+  // the kernels (or the collective did no GPU work, as with one rank).
+  std::map<OpType, int64_t> unlinked;
+  for (size_t i = 0; i < nests.ops().size(); ++i) {
+    const CpuCommOp& op = nests.ops()[i];
+    if (nests.root(i) != i || linked[i] || op.family == CpuCommFamily::kGloo) {
+      continue;
+    }
+    const CommDetails details = nests.NestDetails(i);
+    ++unlinked[details.has_kind ? details.kind : OpType::kOtherComm];
+  }
+  if (!unlinked.empty()) {
+    int64_t total = 0;
+    for (const auto& [kind, count] : unlinked) total += count;
+    r.out.warnings.push_back(
+        r.source + ": " + std::to_string(total) +
+        " CPU-side collective calls have no NCCL kernel in the trace (" +
+        KindCounts(unlinked) + "): their GPU part is missing");
+  }
+}
+
+}  // namespace strag::ingest::kineto

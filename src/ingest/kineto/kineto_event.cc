@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ingest/kineto/kineto_event.h"
+
+#include <simdjson.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "ingest/kineto/kineto_names.h"
+
+namespace strag::ingest::kineto {
+namespace {
+
+namespace od = simdjson::ondemand;
+using simdjson::error_code;
+using simdjson::SUCCESS;
+
+std::string_view TrimRight(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' ||
+                        s.back() == '\r' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// The text of a number, also when it is written as a string ("ts": "12").
+std::string_view NumberText(od::value& value) {
+  std::string_view raw = TrimRight(value.raw_json_token());
+  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"') {
+    raw = raw.substr(1, raw.size() - 2);
+  }
+  return raw;
+}
+
+// An integer, also from an integral double or a string of digits. False
+// when the value is anything else (it is then left alone).
+bool GetInteger(od::value& value, int64_t* out) {
+  od::json_type type;
+  if (value.type().get(type) != SUCCESS) return false;
+  if (type == od::json_type::string) {
+    std::string_view text;
+    if (value.get_string().get(text) != SUCCESS) return false;
+    const auto [ptr, ec] =
+        std::from_chars(text.data(), text.data() + text.size(), *out);
+    return ec == std::errc() && ptr == text.data() + text.size();
+  }
+  if (type != od::json_type::number) return false;
+  if (value.get_int64().get(*out) == SUCCESS) return true;
+  double d = 0;
+  if (value.get_double().get(d) != SUCCESS || !(std::fabs(d) < 9.2e18)) {
+    return false;
+  }
+  *out = static_cast<int64_t>(d);
+  return static_cast<double>(*out) == d;
+}
+
+bool GetString(od::value& value, std::string_view* out) {
+  return value.get_string().get(*out) == SUCCESS;
+}
+
+void GetId(od::value& value, JsonId* id) {
+  od::json_type type;
+  if (value.type().get(type) != SUCCESS) return;
+  if (type == od::json_type::number) {
+    if (value.get_int64().get(id->number) == SUCCESS) {
+      id->present = true;
+      return;
+    }
+    id->text = TrimRight(value.raw_json_token());  // a float or a huge id
+    id->present = id->is_string = true;
+    return;
+  }
+  if (type == od::json_type::string && GetString(value, &id->text)) {
+    id->present = id->is_string = true;
+  }
+}
+
+void GetRanks(od::value& value, CommArgs* comm) {
+  od::json_type type;
+  if (value.type().get(type) != SUCCESS) return;
+  if (type == od::json_type::string) {
+    std::string_view text;
+    if (!GetString(value, &text)) return;
+    if (auto ranks = ParseRankList(text)) {
+      comm->group_ranks = std::move(*ranks);
+      comm->has_ranks = true;
+    }
+    return;
+  }
+  od::array array;
+  if (type != od::json_type::array || value.get_array().get(array) != SUCCESS) {
+    return;
+  }
+  std::vector<int32_t> ranks;
+  for (auto element : array) {
+    int64_t rank = 0;
+    od::value v;
+    if (std::move(element).get(v) != SUCCESS || !GetInteger(v, &rank)) return;
+    ranks.push_back(static_cast<int32_t>(rank));
+  }
+  comm->group_ranks = std::move(ranks);
+  comm->has_ranks = true;
+}
+
+// The args the reader uses; the others are skipped unread.
+error_code ReadArgs(od::value& value, KinetoEvent* ev) {
+  od::object args;
+  od::json_type type;
+  if (value.type().get(type) != SUCCESS || type != od::json_type::object ||
+      value.get_object().get(args) != SUCCESS) {
+    return SUCCESS;  // not an object: nothing to read
+  }
+  ev->args_read = true;
+  CommArgs& comm = ev->comm;
+  for (auto field_result : args) {
+    od::field field;
+    if (const error_code e = std::move(field_result).get(field); e != SUCCESS) return e;
+    const od::raw_json_string key = field.key();
+    od::value& v = field.value();
+    if (key == "stream") {
+      ev->has_stream = GetInteger(v, &ev->stream);
+    } else if (key == "correlation") {
+      ev->has_correlation = GetInteger(v, &ev->correlation);
+    } else if (key == "Collective name") {
+      GetString(v, &comm.collective);
+    } else if (key == "In msg nelems") {
+      GetInteger(v, &comm.in_nelems);
+    } else if (key == "Out msg nelems") {
+      GetInteger(v, &comm.out_nelems);
+    } else if (key == "Group size") {
+      GetInteger(v, &comm.group_size);
+    } else if (key == "Process Group Name") {
+      if (!GetString(v, &comm.group_name)) GetInteger(v, &comm.group_id);
+    } else if (key == "Process Group Description") {
+      GetString(v, &comm.group_desc);
+    } else if (key == "Process Group Ranks") {
+      GetRanks(v, &comm);
+    } else if (key == "Process Group ID") {
+      GetInteger(v, &comm.group_id);
+    } else if (key == "Seq" || key == "seq") {
+      GetInteger(v, &comm.seq);
+    }
+  }
+  return SUCCESS;
+}
+
+// Reads one element. `args` is read in the same pass when ph, cat and name
+// came before it (as Kineto writes them); otherwise the object is rewound.
+error_code ReadEvent(od::value& value, const EventConsumer& consumer,
+                     KinetoEvent* ev) {
+  od::json_type type;
+  if (const error_code e = value.type().get(type); e != SUCCESS) return e;
+  if (type != od::json_type::object) return SUCCESS;  // not an event
+  od::object object;
+  if (const error_code e = value.get_object().get(object); e != SUCCESS) {
+    return e;
+  }
+  ev->is_object = true;
+  bool args_later = false;
+  for (auto field_result : object) {
+    od::field field;
+    if (const error_code e = std::move(field_result).get(field); e != SUCCESS) return e;
+    const od::raw_json_string key = field.key();
+    od::value& v = field.value();
+    if (key == "ph") {
+      ev->has_ph = GetString(v, &ev->ph);
+    } else if (key == "cat") {
+      ev->has_cat = GetString(v, &ev->cat);
+    } else if (key == "name") {
+      ev->has_name = GetString(v, &ev->name);
+    } else if (key == "ts") {
+      ev->ts = NumberText(v);
+    } else if (key == "dur") {
+      ev->dur = NumberText(v);
+    } else if (key == "pid") {
+      GetId(v, &ev->pid);
+    } else if (key == "tid") {
+      GetId(v, &ev->tid);
+    } else if (key == "args") {
+      if (!ev->has_ph || !ev->has_cat || !ev->has_name) {
+        args_later = true;
+      } else if (consumer.NeedsArgs(ev->ph, ev->cat, ev->name)) {
+        if (const error_code e = ReadArgs(v, ev); e != SUCCESS) return e;
+      }
+    }
+  }
+  if (!args_later || !consumer.NeedsArgs(ev->ph, ev->cat, ev->name)) {
+    return SUCCESS;
+  }
+  bool not_empty = false;
+  if (const error_code e = object.reset().get(not_empty); e != SUCCESS) {
+    return e;
+  }
+  for (auto field_result : object) {
+    od::field field;
+    if (const error_code e = std::move(field_result).get(field); e != SUCCESS) return e;
+    if (field.key() == "args") return ReadArgs(field.value(), ev);
+  }
+  return SUCCESS;
+}
+
+}  // namespace
+
+// Wraps the elements at [data, data + size) as a JSON array in place, by
+// overwriting the byte before them with '[' and the one after with ']'
+// (EventBatch allows it), and puts the two bytes back when it goes.
+class InPlaceArray {
+ public:
+  InPlaceArray(char* data, size_t size)
+      : begin_(data - 1), end_(data + size), saved_begin_(*begin_),
+        saved_end_(*end_) {
+    *begin_ = '[';
+    *end_ = ']';
+  }
+  InPlaceArray(const InPlaceArray&) = delete;
+  InPlaceArray& operator=(const InPlaceArray&) = delete;
+  ~InPlaceArray() {
+    *begin_ = saved_begin_;
+    *end_ = saved_end_;
+  }
+  const char* json() const { return begin_; }
+  size_t length() const { return static_cast<size_t>(end_ - begin_) + 1; }
+
+ private:
+  char* begin_;
+  char* end_;
+  char saved_begin_;
+  char saved_end_;
+};
+
+static_assert(kBatchPadding >= simdjson::SIMDJSON_PADDING);
+
+struct EventParser::Impl {
+  od::parser parser;
+  KinetoEvent event;  // reused: its vector keeps its capacity
+
+  // Parses the elements `spans` of data[0, size) (spans relative to data),
+  // handing those from index `add_from` on to `consumer`. `*done`:
+  // elements read.
+  error_code ParseInPlace(char* data, size_t size, uint64_t offset,
+                          const std::vector<ElementSpan>& spans,
+                          size_t add_from, EventConsumer* consumer,
+                          Status* add_status, size_t* done) {
+    *done = 0;
+    const InPlaceArray wrapped(data, size);
+    od::document doc;
+    error_code e = parser
+                       .iterate(wrapped.json(), wrapped.length(),
+                                wrapped.length() + kBatchPadding)
+                       .get(doc);
+    if (e != SUCCESS) return e;
+    od::array array;
+    if ((e = doc.get_array().get(array)) != SUCCESS) return e;
+    for (auto element : array) {
+      od::value value;
+      if ((e = std::move(element).get(value)) != SUCCESS) return e;
+      if (*done >= spans.size()) return simdjson::TAPE_ERROR;
+      Reset(&event);
+      event.offset = offset + spans[*done].begin;
+      if ((e = ReadEvent(value, *consumer, &event)) != SUCCESS) return e;
+      if (*done >= add_from) {
+        *add_status = consumer->Add(event);
+        if (!add_status->ok()) return SUCCESS;
+      }
+      ++*done;
+    }
+    return *done == spans.size() ? SUCCESS : simdjson::TAPE_ERROR;
+  }
+
+  static void Reset(KinetoEvent* ev) {
+    std::vector<int32_t> ranks = std::move(ev->comm.group_ranks);
+    ranks.clear();
+    *ev = KinetoEvent();
+    ev->comm.group_ranks = std::move(ranks);
+  }
+};
+
+EventParser::EventParser(std::string_view source_name)
+    : source_name_(source_name), impl_(std::make_unique<Impl>()) {}
+
+EventParser::~EventParser() = default;
+
+Status EventParser::JsonError(uint64_t offset, const char* reason) const {
+  return InvalidInput(source_name_ + ": byte " + std::to_string(offset) +
+                      ": invalid JSON in an event: " + reason);
+}
+
+Status EventParser::Parse(const EventBatch& batch, EventConsumer* consumer) {
+  Status add_status;
+  size_t done = 0;
+  const std::vector<ElementSpan>& spans = *batch.elements;
+  const error_code e = impl_->ParseInPlace(
+      batch.data, batch.size, batch.offset, spans, 0, consumer, &add_status,
+      &done);
+  RETURN_IF_ERROR(add_status);
+  if (e == SUCCESS) return Status::Ok();
+  // Which element is bad does not depend on the batch: find it alone.
+  // The one before is checked too (its unread fields were skipped only
+  // when the parser moved on), but not handed over again.
+  std::vector<ElementSpan> one(1);
+  for (size_t k = done > 0 ? done - 1 : 0; k < spans.size(); ++k) {
+    one[0] = {0, spans[k].end - spans[k].begin};
+    const uint64_t offset = batch.offset + spans[k].begin;
+    size_t one_done = 0;
+    const error_code ek = impl_->ParseInPlace(
+        batch.data + spans[k].begin, one[0].end, offset, one, k < done ? 1 : 0,
+        consumer, &add_status, &one_done);
+    RETURN_IF_ERROR(add_status);
+    if (ek != SUCCESS) return JsonError(offset, simdjson::error_message(ek));
+  }
+  return JsonError(batch.offset, simdjson::error_message(e));
+}
+
+}  // namespace strag::ingest::kineto

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// A synthetic Kineto trace in the shape torch.profiler writes (CPU ops with
+// args, cudaLaunchKernel calls, kernels with their args, flow events, NCCL
+// collectives under c10d / record_param_comms / nccl ops, step spans,
+// distributedInfo), for tests, the benchmark and the fuzz driver. Events
+// average ~300 bytes. Deterministic.
+
+#ifndef STRAG_SRC_INGEST_KINETO_KINETO_TEST_UTIL_H_
+#define STRAG_SRC_INGEST_KINETO_KINETO_TEST_UTIL_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace strag::ingest::kineto {
+
+struct SyntheticTraceSpec {
+  int32_t rank = 3;
+  int32_t world_size = 8;
+  int64_t steps = 4;
+  int64_t kernels_per_step = 20;
+  int64_t kernels_per_collective = 10;  // an all-reduce every N kernels
+  bool new_nccl_names = true;           // ncclDevKernel_* vs ncclKernel_*
+};
+
+// What SyntheticKinetoTrace puts in: the numbers a reader must find.
+struct SyntheticTraceCounts {
+  int64_t events = 0;
+  int64_t gpu_ops = 0;  // kernels (collectives included)
+  int64_t collectives = 0;
+  int64_t launches = 0;
+};
+
+namespace synthetic_internal {
+
+// "1712195495519689.047": microseconds with three decimals, from ns.
+inline std::string Micros(int64_t ns) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%lld.%03lld",
+                static_cast<long long>(ns / 1000),
+                static_cast<long long>(ns % 1000));
+  return text;
+}
+
+inline std::string Complete(const std::string& cat, const std::string& name,
+                            int64_t pid, int64_t tid, int64_t ts, int64_t dur,
+                            const std::string& args) {
+  return "{\n    \"ph\": \"X\", \"cat\": \"" + cat + "\", \"name\": \"" + name +
+         "\", \"pid\": " + std::to_string(pid) +
+         ", \"tid\": " + std::to_string(tid) + ",\n    \"ts\": " + Micros(ts) +
+         ", \"dur\": " + Micros(dur) + ",\n    \"args\": {\n      " + args +
+         "\n    }\n  }";
+}
+
+inline std::string Flow(char ph, int64_t id, int64_t pid, int64_t tid,
+                        int64_t ts) {
+  return std::string("{\n    \"ph\": \"") + ph + "\", \"id\": " +
+         std::to_string(id) + ", \"pid\": " + std::to_string(pid) +
+         ", \"tid\": " + std::to_string(tid) + ", \"ts\": " + Micros(ts) +
+         ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"" +
+         (ph == 'f' ? ", \"bp\": \"e\"" : "") + "\n  }";
+}
+
+}  // namespace synthetic_internal
+
+inline std::string SyntheticKinetoTrace(const SyntheticTraceSpec& spec,
+                                        SyntheticTraceCounts* counts = nullptr) {
+  using synthetic_internal::Complete;
+  using synthetic_internal::Flow;
+  SyntheticTraceCounts n;
+  const int64_t pid = 4242;
+  const int64_t main_tid = 4242;
+  std::string events;
+  events.reserve(static_cast<size_t>(spec.steps * spec.kernels_per_step) * 1100);
+  const auto add = [&](const std::string& event) {
+    if (n.events++ > 0) events += ",\n  ";
+    events += event;
+  };
+  int64_t t = int64_t{1212075548353} * 1000 + 47;  // ns after the base
+  int64_t correlation = 1000;
+  int64_t external = 1;
+  int64_t seq = 0;
+  for (int64_t step = 0; step < spec.steps; ++step) {
+    const int64_t step_start = t;
+    const int64_t step_dur = spec.kernels_per_step * 40'000 + 5'000;
+    add(Complete("user_annotation", "ProfilerStep#" + std::to_string(step + 1),
+                 pid, main_tid, step_start, step_dur,
+                 "\"External id\": " + std::to_string(external++) +
+                     ", \"Record function id\": 0, \"Ev Idx\": 0"));
+    t += 1'000;
+    for (int64_t k = 0; k < spec.kernels_per_step; ++k) {
+      const bool collective = spec.kernels_per_collective > 0 &&
+                              (k + 1) % spec.kernels_per_collective == 0;
+      const int64_t c = correlation++;
+      const int64_t op_start = t;
+      std::string kernel_name;
+      std::string kernel_args;
+      int64_t stream = 7;
+      if (collective) {
+        const std::string comm_args =
+            "\"Collective name\": \"allreduce\", \"dtype\": \"Float\", "
+            "\"In msg nelems\": 2049000, \"Out msg nelems\": 2049000, "
+            "\"Group size\": " + std::to_string(spec.world_size) +
+            ", \"Process Group Name\": \"0\", \"Process Group Description\": "
+            "\"default_pg\", \"Process Group Ranks\": \"[0, 1, 2, 3, 4, 5, 6, "
+            "7]\", \"Seq\": " + std::to_string(seq++);
+        add(Complete("cpu_op", "c10d::allreduce_", pid, main_tid, t, 30'000,
+                     "\"External id\": " + std::to_string(external++)));
+        add(Complete("cpu_op", "record_param_comms", pid, main_tid, t + 1'000,
+                     28'000, comm_args));
+        add(Complete("user_annotation", "nccl:all_reduce", pid, main_tid,
+                     t + 2'000, 26'000, "\"External id\": 0"));
+        kernel_name = spec.new_nccl_names
+                          ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+                          : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+        kernel_args = comm_args + ", ";
+        stream = 20;
+        ++n.collectives;
+      } else {
+        add(Complete("cpu_op", "aten::mm", pid, main_tid, t, 30'000,
+                     "\"External id\": " + std::to_string(external++) +
+                         ", \"Record function id\": 0, \"Concrete Inputs\": "
+                         "[\"\", \"\"], \"Input type\": [\"float\", \"float\"], "
+                         "\"Input Dims\": [[64, 512], [512, 512]], \"Ev Idx\": " +
+                         std::to_string(n.events)));
+        kernel_name =
+            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_"
+            "align4>(cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4::"
+            "Params)";
+      }
+      const int64_t launch = op_start + 20'000;
+      add(Complete("cuda_runtime", "cudaLaunchKernel", pid, main_tid, launch,
+                   5'000,
+                   "\"External id\": " + std::to_string(external) +
+                       ", \"cbid\": 211, \"correlation\": " + std::to_string(c)));
+      add(Flow('s', c, pid, main_tid, launch));
+      const int64_t kernel_start = launch + 15'000;
+      add(Complete("kernel", kernel_name, 0, stream, kernel_start, 12'345,
+                   kernel_args + "\"External id\": " + std::to_string(external) +
+                       ", \"queued\": 0, \"device\": 0, \"context\": 1, "
+                       "\"stream\": " + std::to_string(stream) +
+                       ", \"correlation\": " + std::to_string(c) +
+                       ", \"registers per thread\": 168, \"shared memory\": "
+                       "49152, \"blocks per SM\": 0.592593, \"warps per SM\": "
+                       "2.370370, \"grid\": [32, 2, 1], \"block\": [128, 1, 1], "
+                       "\"est. achieved occupancy %\": 4"));
+      add(Flow('f', c, 0, stream, kernel_start));
+      ++n.gpu_ops;
+      ++n.launches;
+      t += 40'000;
+    }
+    t = step_start + step_dur + 2'000;
+  }
+  std::string ranks;
+  for (int32_t r = 0; r < spec.world_size; ++r) {
+    ranks += (r > 0 ? ", " : "") + std::to_string(r);
+  }
+  std::string json =
+      "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\"id\": 0, "
+      "\"name\": \"NVIDIA H100\", \"totalGlobalMem\": 85045010432}\n  ],\n"
+      "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " +
+      std::to_string(spec.rank) + ", \"world_size\": " +
+      std::to_string(spec.world_size) +
+      ", \"pg_count\": 1, \"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": "
+      "\"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": " +
+      std::to_string(spec.world_size) + ", \"ranks\": [" + ranks +
+      "]}], \"nccl_version\": \"2.21.5\"},\n  \"traceEvents\": [\n  ";
+  json += events;
+  json +=
+      "\n  ],\n  \"traceName\": \"/tmp/trace.json\",\n  \"displayTimeUnit\": "
+      "\"ms\",\n  \"baseTimeNanoseconds\": 1700000000000000000\n}\n";
+  if (counts != nullptr) *counts = n;
+  return json;
+}
+
+}  // namespace strag::ingest::kineto
+
+#endif  // STRAG_SRC_INGEST_KINETO_KINETO_TEST_UTIL_H_

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ingest/kineto/rank_trace_builder.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "ingest/common/huge_pages.h"
+#include "ingest/kineto/comm_nests.h"
+#include "ingest/kineto/time_text.h"
+
+namespace strag::ingest::kineto {
+namespace {
+
+enum class Category : uint8_t {
+  kGpuOp,           // kernel, gpu_memcpy, gpu_memset
+  kLaunch,          // cuda_runtime, cuda_driver
+  kCpuOp,           // cpu_op, or no category (torch 1.13)
+  kUserAnnotation,  // record_function ranges on the CPU
+  kIgnored,         // known, not used
+  kUnknown,
+};
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return (x | 0x20) == (y | 0x20);
+         });
+}
+
+// Kineto's categories; the capitalised ones are older Kineto's names.
+Category CategoryOf(const KinetoEvent& event) {
+  if (!event.has_cat) return Category::kCpuOp;
+  const std::string_view cat = event.cat;
+  if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" ||
+      cat == "Kernel" || cat == "Memcpy" || cat == "Memset") {
+    return Category::kGpuOp;
+  }
+  if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime") {
+    return Category::kLaunch;
+  }
+  if (cat == "cpu_op" || cat == "Operator") return Category::kCpuOp;
+  if (cat == "user_annotation") return Category::kUserAnnotation;
+  static constexpr std::array<std::string_view, 14> kIgnored = {
+      "gpu_user_annotation", "python_function", "Trace",
+      "cuda_profiler_range", "cpu_instant_event", "overhead",
+      "ac2g",                "fwdbwd",          "async_cpu_to_gpu",
+      "cuda_sync",           "gpu_mem",         "cpu_mem",
+      "Python",              "Memory"};
+  for (std::string_view known : kIgnored) {
+    if (EqualsNoCase(cat, known)) return Category::kIgnored;
+  }
+  return Category::kUnknown;
+}
+
+// A reason string with a bounded piece of `text` (a category or a phase),
+// so that odd input cannot make the reasons huge.
+std::string Quoted(std::string_view text) {
+  return "'" + std::string(text.substr(0, 40)) + "'";
+}
+
+std::string PhaseReason(std::string_view ph) {
+  if (ph.size() == 1) {
+    switch (ph[0]) {
+      case 'M': return "metadata (ph 'M')";
+      case 's': case 't': case 'f': return "flow event (ph 's', 't', 'f')";
+      case 'i': case 'I': return "instant event (ph 'i')";
+      case 'C': return "counter (ph 'C')";
+      case 'B': case 'E': return "begin / end event (ph 'B', 'E')";
+      case 'b': case 'e': case 'n': return "async event (ph 'b', 'e', 'n')";
+      default: break;
+    }
+  }
+  return "phase " + Quoted(ph) + " (not read)";
+}
+
+}  // namespace
+
+RankTraceBuilder::RankTraceBuilder(std::string_view source_name) {
+  records_.source = std::string(source_name);
+  records_.out.source = records_.source;
+}
+
+// Kineto traces hold one GPU op per 1.4-3 KB of JSON; a guess too large
+// costs only address space (AdviseHugePages backs what is touched).
+void RankTraceBuilder::Reserve(uint64_t text_bytes) {
+  const size_t rows = static_cast<size_t>(text_bytes / 1024);
+  if (rows < 4096) return;
+  const auto reserve = [rows](auto& column) {
+    column.reserve(rows);
+    AdviseHugePages(column.data(), column.capacity() * sizeof(column[0]));
+  };
+  trace::RankTrace& out = records_.out;
+  reserve(out.start_ns);
+  reserve(out.dur_ns);
+  reserve(out.launch_ns);
+  reserve(out.stream);
+  reserve(out.comm);
+  reserve(out.name);
+  reserve(records_.row_correlation);
+  reserve(records_.launches);
+}
+
+bool RankTraceBuilder::NeedsArgs(std::string_view ph, std::string_view cat,
+                                 std::string_view name) const {
+  if (ph != "X") return false;
+  KinetoEvent probe;
+  probe.has_cat = !cat.empty();
+  probe.cat = cat;
+  const Category category = CategoryOf(probe);
+  return category == Category::kGpuOp || category == Category::kLaunch ||
+         CpuCommFamilyOf(name) != CpuCommFamily::kNone;
+}
+
+int64_t RankTraceBuilder::IdOf(const JsonId& id) {
+  if (!id.present) return -1;
+  if (!id.is_string) return id.number;
+  const auto it = string_ids_.find(id.text);
+  if (it != string_ids_.end()) return it->second;
+  const int64_t value = kStringIdBase + static_cast<int64_t>(string_ids_.size());
+  string_ids_.emplace(std::string(id.text), value);
+  return value;
+}
+
+ThreadKey RankTraceBuilder::ThreadOf(const KinetoEvent& event) {
+  return {IdOf(event.pid), IdOf(event.tid)};
+}
+
+Status RankTraceBuilder::Add(const KinetoEvent& event) {
+  ++records_.out.events;
+  if (!event.is_object) {
+    records_.Skip("not an object");
+    return Status::Ok();
+  }
+  if (!event.has_ph) {
+    records_.Skip("no ph");
+    return Status::Ok();
+  }
+  if (event.ph != "X") {
+    records_.Skip(PhaseReason(event.ph));
+    return Status::Ok();
+  }
+  const Category category = CategoryOf(event);
+  if (category == Category::kIgnored) {
+    records_.Skip("category " + Quoted(event.cat));
+    return Status::Ok();
+  }
+  if (category == Category::kUnknown) {
+    records_.Skip("unknown category " + Quoted(event.cat));
+    return Status::Ok();
+  }
+  const std::optional<int64_t> ts = MicrosTextToNanos(event.ts);
+  const std::optional<int64_t> dur = MicrosTextToNanos(event.dur);
+  int64_t end = 0;
+  if (!ts || !dur) {
+    const bool absent = !ts ? event.ts.empty() : event.dur.empty();
+    records_.Skip(std::string(!ts ? "ts" : "dur") +
+                  (absent ? " missing" : " is not a number in range"));
+    return Status::Ok();
+  }
+  if (*dur < 0) {
+    NegativeDuration(event);
+    return Status::Ok();
+  }
+  if (__builtin_add_overflow(*ts, *dur, &end)) {
+    records_.Skip("ts + dur out of range");
+    return Status::Ok();
+  }
+  switch (category) {
+    case Category::kGpuOp:
+      AddGpuOp(event, *ts, *dur);
+      break;
+    case Category::kLaunch:
+      if (event.has_correlation) {
+        records_.launches.push_back({event.correlation, *ts, ThreadOf(event)});
+      } else {
+        records_.Skip("runtime call without correlation");
+      }
+      break;
+    default:
+      AddCpuSide(event, category == Category::kCpuOp, *ts, end);
+      break;
+  }
+  return Status::Ok();
+}
+
+void RankTraceBuilder::NegativeDuration(const KinetoEvent& event) {
+  records_.Skip("negative dur");
+  constexpr int64_t kListed = 10;
+  if (++negative_durations_ > kListed) return;
+  records_.out.warnings.push_back(
+      records_.source + ": byte " + std::to_string(event.offset) + ": event '" +
+      std::string(event.name.substr(0, 200)) + "' has a negative duration (" +
+      std::string(event.dur.substr(0, 40)) + " us): skipped");
+}
+
+CommDetails RankTraceBuilder::DetailsFromArgs(const CommArgs& args) {
+  CommDetails details;
+  if (const auto kind = CollectiveFromName(args.collective)) {
+    details.has_kind = true;
+    details.kind = *kind;
+  }
+  details.in_nelems = args.in_nelems;
+  details.out_nelems = args.out_nelems;
+  details.seq = args.seq;
+  if (args.group_size > 0 && args.group_size <= std::numeric_limits<int32_t>::max()) {
+    details.group_size = static_cast<int32_t>(args.group_size);
+  }
+  std::string group_name(args.group_name);
+  if (group_name.empty() && args.group_id >= 0) {
+    group_name = std::to_string(args.group_id);
+  }
+  if (!group_name.empty()) {
+    details.group = records_.GroupIndex(
+        group_name, args.group_desc, args.has_ranks ? &args.group_ranks : nullptr);
+  }
+  return details;
+}
+
+void RankTraceBuilder::AddGpuOp(const KinetoEvent& event, int64_t ts,
+                                int64_t dur) {
+  trace::RankTrace& out = records_.out;
+  const size_t row = out.size();
+  out.start_ns.push_back(ts);
+  out.dur_ns.push_back(dur);
+  out.launch_ns.push_back(-1);
+  out.stream.push_back(records_.StreamId(event.has_stream ? event.stream
+                                                          : IdOf(event.tid)));
+  out.comm.push_back(-1);
+  out.name.push_back(records_.Intern(event.name));
+  records_.row_correlation.push_back(event.has_correlation ? event.correlation
+                                                          : -1);
+  if (IsNcclKernel(event.name)) {
+    NcclKernel kernel{row, DetailsFromArgs(event.comm)};
+    if (const auto kind = NcclKernelCollective(event.name)) {
+      kernel.details.has_kind = true;  // the kernel's name wins
+      kernel.details.kind = *kind;
+    }
+    records_.nccl_kernels.push_back(kernel);
+  }
+  if (!records_.seen_gpu_op) {
+    // A GPU trace: its rows are GPU ops, the CPU ops are not needed.
+    records_.seen_gpu_op = true;
+    records_.candidates = {};
+    top_level_.clear();
+  }
+}
+
+void RankTraceBuilder::AddCpuSide(const KinetoEvent& event, bool is_cpu_op,
+                                  int64_t ts, int64_t end) {
+  const ThreadKey thread = ThreadOf(event);
+  if (const auto step = ProfilerStepId(event.name)) {
+    records_.steps.push_back({{*step, ts, end}, thread});
+    return;
+  }
+  const CpuCommFamily family = CpuCommFamilyOf(event.name);
+  if (family != CpuCommFamily::kNone) {
+    CpuCommOp op{thread, ts, end, family, records_.Intern(event.name), {}};
+    op.details = DetailsFromArgs(event.comm);
+    if (const auto kind = CpuCommCollective(event.name)) {
+      op.details.has_kind = true;  // the op's name wins over its args
+      op.details.kind = *kind;
+    }
+    records_.comm_ops.push_back(op);
+    if (family == CpuCommFamily::kGloo) ++gloo_ops_;
+  } else if (is_cpu_op) {
+    ++records_.cpu_plain;
+  } else {
+    ++annotations_;
+    return;
+  }
+  if (is_cpu_op && !records_.seen_gpu_op) {
+    AddCandidate(thread, ts, end, event.name, family != CpuCommFamily::kNone);
+  }
+}
+
+void RankTraceBuilder::AddCandidate(const ThreadKey& thread, int64_t ts,
+                                    int64_t end, std::string_view name,
+                                    bool is_comm) {
+  auto [it, added] = top_level_.try_emplace(thread, ts, end);
+  if (!added) {
+    auto& [top_start, top_end] = it->second;
+    if (ts >= top_start && (ts < top_end || ts == top_start)) return;  // nested
+    if (ts >= top_start) it->second = {ts, end};
+  }
+  records_.candidates.push_back({thread, ts, end, records_.Intern(name), is_comm});
+}
+
+Status RankTraceBuilder::SetRank(const KinetoMetadata& meta,
+                                 int32_t default_rank) {
+  trace::RankTrace& out = records_.out;
+  out.world_size = meta.has_world_size ? meta.world_size : 0;
+  out.backend = meta.backend;
+  if (meta.has_rank) {
+    out.rank = meta.rank;
+  } else if (const auto rank = RankFromFileName(records_.source)) {
+    out.rank = *rank;
+  } else if (default_rank >= 0) {
+    out.rank = default_rank;
+    out.warnings.push_back(records_.source +
+                           ": no rank in distributedInfo or in the file "
+                           "name: taken as rank " +
+                           std::to_string(default_rank));
+  } else {
+    return InvalidInput(records_.source +
+                        ": no rank: the trace has no distributedInfo.rank and "
+                        "the file name no 'rank<N>'");
+  }
+  if (out.rank < 0 || (out.world_size > 0 && out.rank >= out.world_size)) {
+    return InvalidInput(records_.source + ": rank " + std::to_string(out.rank) +
+                        " is not in [0, world size " +
+                        std::to_string(out.world_size) + ")");
+  }
+  return Status::Ok();
+}
+
+Result<trace::RankTrace> RankTraceBuilder::Finish(const KinetoMetadata& meta,
+                                                  int32_t default_rank) {
+  RETURN_IF_ERROR(SetRank(meta, default_rank));
+  for (const trace::ProcessGroupInfo& group : meta.pg_config) {
+    records_.GroupIndex(group.name, group.desc, &group.ranks);
+  }
+  const CommNests nests(std::move(records_.comm_ops));
+  records_.out.cpu_only = !records_.seen_gpu_op;
+  if (records_.seen_gpu_op) {
+    LinkGpuOps(nests, &records_);
+  } else {
+    BuildCpuOnlyRows(nests, &records_);
+  }
+  Account();
+  trace::RankTrace& out = records_.out;
+  for (trace::CommOp& comm : out.comms) {
+    if (comm.group_size == 0 && comm.group >= 0) {
+      comm.group_size = static_cast<int32_t>(
+          out.groups[static_cast<size_t>(comm.group)].ranks.size());
+    }
+  }
+  for (const StepRecord& step : records_.steps) out.steps.push_back(step.span);
+  std::stable_sort(out.steps.begin(), out.steps.end(),
+                   [](const trace::StepSpan& a, const trace::StepSpan& b) {
+                     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns
+                                                     : a.id < b.id;
+                   });
+  if (meta.has_base_time) ApplyBaseTime(meta.base_time_ns);
+  CompactNames();
+  return std::move(records_.out);
+}
+
+// Events read but not turned into rows, by reason, and the warnings that
+// sum them up.
+void RankTraceBuilder::Account() {
+  trace::RankTrace& out = records_.out;
+  if (records_.seen_gpu_op) {
+    records_.Skip("CPU op (a GPU trace: its rows are GPU ops)",
+                  records_.cpu_plain);
+    records_.Skip("gloo op (a GPU trace: its rows are GPU ops)", gloo_ops_);
+  }
+  records_.Skip("user annotation", annotations_);
+  if (negative_durations_ > 10) {
+    out.warnings.push_back(records_.source + ": " +
+                           std::to_string(negative_durations_ - 10) +
+                           " more events with a negative duration skipped");
+  }
+  for (const auto& [reason, count] : records_.skipped) {
+    out.skipped.emplace_back(reason, count);
+  }
+}
+
+// Kineto's ts count from baseTimeNanoseconds (written since 2023): adding
+// it gives each rank's own wall clock, so ranks start out roughly aligned.
+void RankTraceBuilder::ApplyBaseTime(int64_t base_ns) {
+  trace::RankTrace& out = records_.out;
+  const auto shift = [&](int64_t* t) {
+    int64_t shifted = 0;
+    if (__builtin_add_overflow(*t, base_ns, &shifted)) return false;
+    *t = shifted;
+    return true;
+  };
+  bool ok = true;
+  for (int64_t& t : out.start_ns) ok = shift(&t) && ok;
+  for (int64_t& t : out.launch_ns) {
+    if (t >= 0) ok = shift(&t) && ok;
+  }
+  for (trace::StepSpan& step : out.steps) {
+    ok = shift(&step.start_ns) && ok;
+    ok = shift(&step.end_ns) && ok;
+  }
+  if (!ok) {
+    out.warnings.push_back(records_.source +
+                           ": baseTimeNanoseconds overflows some timestamps");
+  }
+}
+
+// Keeps only the names of rows, in order of first use by a row.
+void RankTraceBuilder::CompactNames() {
+  trace::RankTrace& out = records_.out;
+  std::vector<int64_t> remap(out.names.size(), -1);
+  std::vector<std::string> names;
+  for (uint32_t& name : out.name) {
+    if (remap[name] < 0) {
+      remap[name] = static_cast<int64_t>(names.size());
+      names.push_back(std::move(out.names[name]));
+    }
+    name = static_cast<uint32_t>(remap[name]);
+  }
+  out.names = std::move(names);
+}
+
+}  // namespace strag::ingest::kineto

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ingest/kineto/trace_records.h"
+
+#include <limits>
+
+namespace strag::ingest::kineto {
+namespace {
+
+constexpr int32_t kFirstMappedStream = int32_t{1} << 30;
+
+}  // namespace
+
+void CommDetails::Fill(const CommDetails& other) {
+  if (!has_kind && other.has_kind) {
+    has_kind = true;
+    kind = other.kind;
+  }
+  if (group < 0) group = other.group;
+  if (seq < 0) seq = other.seq;
+  if (in_nelems < 0) in_nelems = other.in_nelems;
+  if (out_nelems < 0) out_nelems = other.out_nelems;
+  if (group_size <= 0) group_size = other.group_size;
+}
+
+uint32_t TraceRecords::Intern(std::string_view name) {
+  const auto [it, added] = name_index_.try_emplace(
+      std::string(name), static_cast<uint32_t>(out.names.size()));
+  if (added) out.names.push_back(it->first);
+  return it->second;
+}
+
+int32_t TraceRecords::GroupIndex(std::string_view name, std::string_view desc,
+                                 const std::vector<int32_t>* ranks) {
+  const auto [it, added] = group_index_.try_emplace(
+      std::string(name), static_cast<int32_t>(out.groups.size()));
+  if (added) out.groups.push_back({std::string(name), {}, {}});
+  trace::ProcessGroupInfo& group =
+      out.groups[static_cast<size_t>(it->second)];
+  if (group.desc.empty()) group.desc = std::string(desc);
+  if (group.ranks.empty() && ranks != nullptr) group.ranks = *ranks;
+  return it->second;
+}
+
+int32_t TraceRecords::StreamId(int64_t id) {
+  if (id >= 0 && id < kFirstMappedStream) return static_cast<int32_t>(id);
+  const auto [it, added] = big_streams_.try_emplace(
+      id, kFirstMappedStream + static_cast<int32_t>(big_streams_.size()));
+  return it->second;
+}
+
+void TraceRecords::Skip(const std::string& reason, int64_t count) {
+  if (count > 0) skipped[reason] += count;
+}
+
+}  // namespace strag::ingest::kineto

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// InputNotes: what the report says about its input besides the analysis:
+// which files were read, what was skipped or is missing, and the clock
+// offsets found between ranks. Filled at the edge (cli), rendered by the
+// terminal, JSON and HTML views.
+
+#ifndef STRAG_SRC_REPORT_INPUT_NOTES_H_
+#define STRAG_SRC_REPORT_INPUT_NOTES_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace strag::report {
+
+struct ClockNotes {
+  std::vector<std::pair<int32_t, int64_t>> offset_ns;  // (rank, offset)
+  double residual_max_us = 0;  // |aligned end - collective's end|, max
+  double residual_p99_us = 0;
+  int64_t collectives = 0;     // matched collectives the offsets rest on
+};
+
+struct InputNotes {
+  std::string format;  // "kineto"
+  int64_t files = 0;   // files read without error
+  int64_t events = 0;  // events in them
+  int32_t world_size = 0;
+  std::vector<int32_t> missing_ranks;  // of the world, without a usable file
+  // Problems with the input (a file that could not be read, a rank claimed
+  // twice, a collective a rank never joins, a step dropped), one line each.
+  std::vector<std::string> warnings;
+  // What was skipped, by reason, summed over files.
+  std::vector<std::pair<std::string, int64_t>> skipped;
+  ClockNotes clock;
+};
+
+}  // namespace strag::report
+
+#endif  // STRAG_SRC_REPORT_INPUT_NOTES_H_

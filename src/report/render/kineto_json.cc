@@ -1,0 +1,907 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "report/render/kineto_json.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "report/render/json_writer.h"
+#include "sim/random.h"
+#include "trace/op_type.h"
+
+namespace strag::report {
+namespace {
+
+using trace::OpType;
+
+// The CPU side, when nothing else is on the thread: a kernel is launched
+// kLaunchLeadNs before it starts and the launch call lasts kLaunchDurNs.
+constexpr int64_t kLaunchLeadNs = 6000;
+constexpr int64_t kLaunchDurNs = 4000;
+constexpr int64_t kComputeStream = 7;
+constexpr int64_t kFirstCommStream = 20;  // + the group's index on the rank
+constexpr int64_t kPidBase = 100000;      // CPU process id = base + rank
+constexpr int64_t kBaseTimeNanoseconds = 1'700'000'000'000'000'000;
+constexpr uint64_t kOffsetStream = 0x6b696e65746fULL;  // "kineto"
+constexpr int32_t kMaxKernelsPerCompute = 1000;
+constexpr size_t kListedRanks = 30;  // PyTorch's kTruncatLength
+
+enum class Kind : uint8_t {
+  kCompute,
+  kGc,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kSend,
+  kRecv
+};
+
+Kind KindOf(OpType type) {
+  switch (type) {
+    case OpType::kGc:
+      return Kind::kGc;
+    case OpType::kForwardSend:
+    case OpType::kBackwardSend:
+      return Kind::kSend;
+    case OpType::kForwardRecv:
+    case OpType::kBackwardRecv:
+      return Kind::kRecv;
+    case OpType::kParamsAllGather:
+      return Kind::kAllGather;
+    case OpType::kGradsReduceScatter:
+      return Kind::kReduceScatter;
+    case OpType::kSeparateGradsAllReduce:
+    case OpType::kLayernormGradsAllReduce:
+    case OpType::kEmbeddingGradsAllReduce:
+    case OpType::kOptimizerClipMainGrad:
+      return Kind::kAllReduce;
+    default:  // forward, backward, optimizer (generic types are rejected)
+      return Kind::kCompute;
+  }
+}
+
+// Megatron's program order of the op types, for ops that start and end at
+// the same instant (zero durations are common in specs without comm times).
+int TypeOrder(OpType type) {
+  switch (type) {
+    case OpType::kParamsAllGather:
+      return 0;
+    case OpType::kForwardRecv:
+      return 1;
+    case OpType::kForwardCompute:
+      return 2;
+    case OpType::kForwardSend:
+      return 3;
+    case OpType::kBackwardRecv:
+      return 4;
+    case OpType::kBackwardCompute:
+      return 5;
+    case OpType::kBackwardSend:
+      return 6;
+    case OpType::kGc:
+      return 7;
+    case OpType::kLayernormGradsAllReduce:
+      return 8;
+    case OpType::kEmbeddingGradsAllReduce:
+      return 9;
+    case OpType::kGradsReduceScatter:
+      return 10;
+    case OpType::kSeparateGradsAllReduce:
+      return 11;
+    case OpType::kOptimizerClipMainGrad:
+      return 12;
+    default:
+      return 13;  // optimizer
+  }
+}
+
+bool IsComm(Kind kind) { return kind != Kind::kCompute && kind != Kind::kGc; }
+
+// The grad-norm all-reduce sums one float; every other collective is bf16.
+bool IsFloat(OpType type) { return type == OpType::kOptimizerClipMainGrad; }
+
+std::string_view NcclKernelName(Kind kind, bool f32, NcclKernelNames names) {
+  const bool now = names == NcclKernelNames::kNew;
+  switch (kind) {
+    case Kind::kAllGather:
+      return now ? "ncclDevKernel_AllGather_RING_LL("
+                   "ncclDevKernelArgsStorage<4096ul>)"
+                 : "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, "
+                   "unsigned long, ncclWork*)";
+    case Kind::kReduceScatter:
+      return now ? "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL("
+                   "ncclDevKernelArgsStorage<4096ul>)"
+                 : "ncclKernel_ReduceScatter_RING_LL_Sum_bfloat16("
+                   "ncclDevComm*, unsigned long, ncclWork*)";
+    case Kind::kSend:
+    case Kind::kRecv:
+      return now ? "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
+                 : "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, "
+                   "unsigned long, ncclWork*)";
+    default:
+      if (f32) {
+        return now ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL("
+                     "ncclDevKernelArgsStorage<4096ul>)"
+                   : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, "
+                     "unsigned long, ncclWork*)";
+      }
+      return now ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL("
+                   "ncclDevKernelArgsStorage<4096ul>)"
+                 : "ncclKernel_AllReduce_RING_LL_Sum_bfloat16(ncclDevComm*, "
+                   "unsigned long, ncclWork*)";
+  }
+}
+
+// Plausible kernels of a transformer layer; a compute op split into several
+// kernels cycles through them.
+std::string_view ComputeKernelName(OpType type, int32_t piece) {
+  static constexpr std::string_view kForward[] = {
+      "ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_tn",
+      "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, "
+      "false, cutlass::bfloat16_t> >(Flash_fwd_params)",
+      "void at::native::vectorized_elementwise_kernel<4, "
+      "at::native::GeluCUDAKernelImpl, at::detail::Array<char*, 2> >(int, "
+      "at::detail::Array<char*, 2>)"};
+  static constexpr std::string_view kBackward[] = {
+      "ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_stages_64x3_nt",
+      "void flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_"
+      "traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t> "
+      ">(Flash_bwd_params)",
+      "void at::native::vectorized_elementwise_kernel<4, "
+      "at::native::GeluBackwardCUDAKernelImpl, at::detail::Array<char*, 3> "
+      ">(int, at::detail::Array<char*, 3>)"};
+  const auto k = static_cast<size_t>(piece) % 3;
+  if (type == OpType::kForwardCompute) return kForward[k];
+  if (type == OpType::kBackwardCompute) return kBackward[k];
+  return "void multi_tensor_apply_kernel<TensorListMetadata<4>, "
+         "AdamFunctor<float> >(long, int volatile*, TensorListMetadata<4>, "
+         "AdamFunctor<float>)";
+}
+
+// Elements per member; plausible sizes, not derived from the model.
+struct Message {
+  std::string_view collective;
+  int64_t in_nelems, out_nelems;
+};
+
+Message MessageOf(OpType type, Kind kind, int64_t group_size) {
+  constexpr int64_t kShard = 16'777'216;  // DP shard of the grads / params
+  switch (kind) {
+    case Kind::kSend:
+      return {"send", 8'388'608, 8'388'608};
+    case Kind::kRecv:
+      return {"recv", 8'388'608, 8'388'608};
+    case Kind::kAllGather:
+      return {"_allgather_base", kShard, kShard * group_size};
+    case Kind::kReduceScatter:
+      return {"_reduce_scatter_base", kShard * group_size, kShard};
+    default:
+      break;
+  }
+  switch (type) {
+    case OpType::kLayernormGradsAllReduce:
+      return {"allreduce", 131'072, 131'072};
+    case OpType::kEmbeddingGradsAllReduce:
+      return {"allreduce", 67'108'864, 67'108'864};
+    case OpType::kOptimizerClipMainGrad:
+      return {"allreduce", 1, 1};
+    default:
+      return {"allreduce", kShard * group_size, kShard * group_size};
+  }
+}
+
+void AppendInt(std::string* out, int64_t value) {
+  char buf[24];
+  const auto result = std::to_chars(buf, buf + sizeof buf, value);
+  out->append(buf, result.ptr);
+}
+
+// Nanoseconds as microseconds with exactly three decimals: exact.
+void AppendUs(std::string* out, int64_t ns) {
+  if (ns < 0) {
+    out->push_back('-');
+    ns = -ns;
+  }
+  AppendInt(out, ns / 1000);
+  const int64_t frac = ns % 1000;
+  const char digits[4] = {'.', static_cast<char>('0' + frac / 100),
+                          static_cast<char>('0' + frac / 10 % 10),
+                          static_cast<char>('0' + frac % 10)};
+  out->append(digits, 4);
+}
+
+// "[0, 4, 8]"; with `limit`, at most that many ranks then ", ...".
+std::string RanksText(const std::vector<int32_t>& ranks,
+                      size_t limit = std::numeric_limits<size_t>::max()) {
+  std::string text = "[";
+  for (size_t i = 0; i < ranks.size() && i < limit; ++i) {
+    if (i > 0) text += ", ";
+    AppendInt(&text, ranks[i]);
+  }
+  return text + (ranks.size() > limit ? ", ...]" : "]");
+}
+
+// The trace events, one per line. Strings are generated here and need no
+// escaping (no quotes, backslashes or control characters).
+class EventText {
+ public:
+  explicit EventText(std::string* out) : out_(out) {}
+
+  void Begin(std::string_view ph, std::string_view cat, std::string_view name,
+             int64_t pid, int64_t tid, int64_t ts_ns) {
+    out_->append(first_event_ ? "\n  {" : ",\n  {");
+    first_event_ = false;
+    out_->append("\"ph\": \"").append(ph).append("\", ");
+    if (!cat.empty()) out_->append("\"cat\": \"").append(cat).append("\", ");
+    out_->append("\"name\": \"").append(name).append("\", \"pid\": ");
+    AppendInt(out_, pid);
+    out_->append(", \"tid\": ");
+    AppendInt(out_, tid);
+    out_->append(", \"ts\": ");
+    AppendUs(out_, ts_ns);
+  }
+  void Dur(int64_t dur_ns) {
+    out_->append(", \"dur\": ");
+    AppendUs(out_, dur_ns);
+  }
+  void BeginArgs() {
+    out_->append(", \"args\": {");
+    first_arg_ = true;
+  }
+  void Arg(std::string_view key, int64_t value) {
+    Key(key);
+    AppendInt(out_, value);
+  }
+  void ArgString(std::string_view key, std::string_view value) {
+    Key(key);
+    out_->append("\"").append(value).append("\"");
+  }
+  // Pre-rendered `"key": value, ...` pairs.
+  void ArgsText(std::string_view text) {
+    if (text.empty()) return;
+    if (!first_arg_) out_->append(", ");
+    first_arg_ = false;
+    out_->append(text);
+  }
+  void End() { out_->append("}}"); }
+
+ private:
+  void Key(std::string_view key) {
+    if (!first_arg_) out_->append(", ");
+    first_arg_ = false;
+    out_->append("\"").append(key).append("\": ");
+  }
+
+  std::string* out_;
+  bool first_event_ = true;
+  bool first_arg_ = true;
+};
+
+}  // namespace
+
+// One kernel (or the CPU pause of a gc op) of a rank, on the table's clock.
+struct KinetoExport::Item {
+  int64_t start = 0, end = 0;
+  int64_t launch = 0;   // start of its CPU event
+  int64_t cpu_dur = 0;  // duration of its CPU event
+  uint32_t row = 0;
+  int32_t op_index = 0;  // position of the op in the rank's sorted rows
+  int32_t piece = 0;     // kernel index within a compute op
+  int32_t group = -1;    // process group of a communication op
+  int32_t peer = -1;     // Kineto rank of a send's / recv's peer
+};
+
+Result<KinetoExport> KinetoExport::Build(const trace::OpsTable& table,
+                                         const trace::JobMeta& meta,
+                                         const KinetoExportOptions& options) {
+  if (options.kernels_per_compute < 1 ||
+      options.kernels_per_compute > kMaxKernelsPerCompute) {
+    return InvalidInput("kineto export: kernels per compute op must be in 1.." +
+                        std::to_string(kMaxKernelsPerCompute) + ", got " +
+                        std::to_string(options.kernels_per_compute));
+  }
+  if (!(options.max_clock_offset_ms >= 0.0 &&
+        options.max_clock_offset_ms <= 1e6)) {
+    return InvalidInput("kineto export: the clock offset must be in 0..1e6 ms");
+  }
+  if (options.gpus_per_node < 1) {
+    return InvalidInput("kineto export: gpus per node must be at least 1");
+  }
+  if (table.size() >= std::numeric_limits<uint32_t>::max()) {
+    return InvalidInput("kineto export: more than 2^32 - 1 ops");
+  }
+  KinetoExport out;
+  out.table_ = &table;
+  out.options_ = options;
+  RETURN_IF_ERROR(out.FindWorkers(meta));
+  out.IndexRows();
+  out.BuildGroups();
+  const double max_ns = options.max_clock_offset_ms * 1e6;
+  for (KinetoWorker& w : out.workers_) {
+    const double u = sim::Uniform(
+        {options.seed, kOffsetStream, static_cast<uint64_t>(w.rank)});
+    w.clock_offset_ns = std::llround((2.0 * u - 1.0) * max_ns);
+  }
+  return out;
+}
+
+Status KinetoExport::FindWorkers(const trace::JobMeta& meta) {
+  const trace::OpsTable& t = *table_;
+  int32_t max_dp = -1, max_pp = -1, max_chunk = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t.dp[i] < 0 || t.pp[i] < 0) {
+      return InvalidInput("kineto export: row " + std::to_string(i) +
+                          ": negative dp rank or stage");
+    }
+    if (trace::IsGeneric(t.op_type[i])) {
+      return InvalidInput("kineto export: row " + std::to_string(i) +
+                          ": op type '" +
+                          std::string(trace::OpTypeName(t.op_type[i])) +
+                          "' is not a Megatron op type");
+    }
+    max_dp = std::max(max_dp, t.dp[i]);
+    max_pp = std::max(max_pp, t.pp[i]);
+    max_chunk = std::max(max_chunk, t.chunk[i]);
+  }
+  dp_ = max_dp + 1;
+  pp_ = max_pp + 1;
+  vpp_ = std::max({meta.vpp, max_chunk + 1, 1});
+  const size_t cells = static_cast<size_t>(dp_) * static_cast<size_t>(pp_);
+  if (cells > t.size()) {  // some (dp, stage) has no row
+    return InvalidInput("kineto export: the table has " +
+                        std::to_string(t.size()) + " rows, fewer than its " +
+                        std::to_string(dp_) + " x " + std::to_string(pp_) +
+                        " (dp, stage) workers");
+  }
+  std::vector<int32_t> global(cells, -1);
+  for (size_t i = 0; i < t.size(); ++i) {
+    int32_t& g = global[static_cast<size_t>(t.dp[i]) * pp_ + t.pp[i]];
+    if (g >= 0 && g != t.rank[i]) {
+      return InvalidInput("kineto export: row " + std::to_string(i) +
+                          ": worker (dp " + std::to_string(t.dp[i]) +
+                          ", stage " + std::to_string(t.pp[i]) +
+                          ") has ranks " + std::to_string(g) + " and " +
+                          std::to_string(t.rank[i]));
+    }
+    g = t.rank[i];
+  }
+  std::vector<size_t> order(cells);
+  for (size_t c = 0; c < cells; ++c) {
+    if (global[c] < 0) {
+      return InvalidInput("kineto export: no rows for worker (dp " +
+                          std::to_string(c / pp_) + ", stage " +
+                          std::to_string(c % pp_) + ")");
+    }
+    order[c] = c;
+  }
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return global[a] < global[b]; });
+  worker_of_.assign(cells, -1);
+  for (size_t k = 0; k < cells; ++k) {
+    const size_t c = order[k];
+    if (k > 0 && global[order[k - 1]] == global[c]) {
+      return InvalidInput("kineto export: rank " + std::to_string(global[c]) +
+                          " is two workers (dp, stage)");
+    }
+    const auto rank = static_cast<int32_t>(k);
+    worker_of_[c] = rank;
+    workers_.push_back(KinetoWorker{
+        .rank = rank,
+        .global_rank = global[c],
+        .dp = static_cast<int32_t>(c / static_cast<size_t>(pp_)),
+        .stage = static_cast<int32_t>(c % static_cast<size_t>(pp_)),
+        .device = global[c] % options_.gpus_per_node,
+    });
+  }
+  return Status::Ok();
+}
+
+void KinetoExport::IndexRows() {
+  const trace::OpsTable& t = *table_;
+  row_begin_.assign(workers_.size() + 1, 0);
+  for (size_t i = 0; i < t.size(); ++i) {
+    ++row_begin_[static_cast<size_t>(Worker(t.dp[i], t.pp[i])) + 1];
+  }
+  for (size_t r = 0; r < workers_.size(); ++r) {
+    row_begin_[r + 1] += row_begin_[r];
+  }
+  std::vector<size_t> next(row_begin_.begin(), row_begin_.end() - 1);
+  rows_.resize(t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    rows_[next[static_cast<size_t>(Worker(t.dp[i], t.pp[i]))]++] =
+        static_cast<uint32_t>(i);
+  }
+}
+
+int32_t KinetoExport::AddGroup(std::string desc, std::vector<int32_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  const auto index = static_cast<int32_t>(groups_.size());
+  Group g{std::move(desc), std::move(ranks), "", ""};
+  g.ranks_text = RanksText(g.ranks);
+  std::string& a = g.args;
+  a = "\"Group size\": " + std::to_string(g.ranks.size());
+  // PyTorch names a group by its first rank and stride when the ranks are
+  // an arithmetic progression.
+  int64_t stride = g.ranks.size() > 1 ? g.ranks[1] - g.ranks[0] : 1;
+  for (size_t i = 1; i < g.ranks.size(); ++i) {
+    if (g.ranks[i] - g.ranks[i - 1] != stride) stride = 0;
+  }
+  if (stride > 0) {
+    a += ", \"Global rank start\": " + std::to_string(g.ranks[0]) +
+         ", \"Global rank stride\": " + std::to_string(stride);
+  }
+  a += ", \"Process Group Name\": \"" + std::to_string(index) +
+       "\", \"Process Group Description\": \"" + g.desc +
+       "\", \"Process Group Ranks\": \"" +
+       (options_.truncate_rank_lists ? RanksText(g.ranks, kListedRanks)
+                                     : g.ranks_text) +
+       "\"";
+  for (int32_t r : g.ranks) member_of_[static_cast<size_t>(r)].push_back(index);
+  groups_.push_back(std::move(g));
+  return index;
+}
+
+// Group names are indices in one fixed order, the same in every file: the
+// default group, the DP group of each stage, the embedding group of each DP
+// replica, a one-member group per rank for the layernorm all-reduce (its TP
+// peers are not traced), then per (dp, sender stage) the forward and the
+// backward send -> recv pair (directed, so that Seq counts the same ops on
+// both members). Each rank lists the groups it belongs to.
+void KinetoExport::BuildGroups() {
+  const auto n = static_cast<int32_t>(workers_.size());
+  member_of_.assign(workers_.size(), {});
+  std::vector<int32_t> all(static_cast<size_t>(n));
+  for (int32_t r = 0; r < n; ++r) all[static_cast<size_t>(r)] = r;
+  AddGroup("default_pg", all);
+  dp_group_base_ = static_cast<int32_t>(groups_.size());
+  for (int32_t s = 0; s < pp_; ++s) {
+    std::vector<int32_t> ranks;
+    for (int32_t d = 0; d < dp_; ++d) ranks.push_back(Worker(d, s));
+    AddGroup("DATA_PARALLEL_GROUP", std::move(ranks));
+  }
+  embedding_base_ = static_cast<int32_t>(groups_.size());
+  for (int32_t d = 0; d < dp_; ++d) {
+    AddGroup("EMBEDDING_GROUP", {Worker(d, 0), Worker(d, pp_ - 1)});
+  }
+  tp_base_ = static_cast<int32_t>(groups_.size());
+  for (int32_t r = 0; r < n; ++r) AddGroup("TENSOR_MODEL_PARALLEL_GROUP", {r});
+  p2p_group_.assign(static_cast<size_t>(dp_) * pp_ * 2, -1);
+  if (pp_ < 2) return;
+  for (int32_t d = 0; d < dp_; ++d) {
+    for (int32_t s = 0; s < pp_; ++s) {
+      const size_t at = (static_cast<size_t>(d) * pp_ + s) * 2;
+      if (s + 1 < pp_ || vpp_ > 1) {
+        p2p_group_[at] = AddGroup("PIPELINE_FORWARD_GROUP",
+                                  {Worker(d, s), Worker(d, (s + 1) % pp_)});
+      }
+      if (s > 0 || vpp_ > 1) {
+        p2p_group_[at + 1] =
+            AddGroup("PIPELINE_BACKWARD_GROUP",
+                     {Worker(d, s), Worker(d, (s - 1 + pp_) % pp_)});
+      }
+    }
+  }
+}
+
+// A send / recv is a type-2 no-op (whatif-spec.md §3.2) when the chunk next
+// to its compute's in the direction of travel does not exist. The compute
+// is the one of the same direction and seq_id, as the schedules write them.
+bool KinetoExport::ValidP2p(size_t row, const std::vector<int32_t>& fwd_chunk,
+                            const std::vector<int32_t>& bwd_chunk) const {
+  const trace::OpsTable& t = *table_;
+  if (pp_ < 2) return false;
+  const OpType type = t.op_type[row];
+  const bool forward =
+      type == OpType::kForwardSend || type == OpType::kForwardRecv;
+  const std::vector<int32_t>& chunks = forward ? fwd_chunk : bwd_chunk;
+  const auto seq = static_cast<size_t>(std::max(t.seq_id[row], 0));
+  const int32_t chunk = seq < chunks.size() && chunks[seq] >= 0
+                            ? chunks[seq]
+                            : std::max(t.chunk[row], 0);
+  const bool up = type == OpType::kForwardSend || type == OpType::kBackwardRecv;
+  const int64_t peer = int64_t{chunk} * pp_ + t.pp[row] + (up ? 1 : -1);
+  return peer >= 0 && peer < int64_t{vpp_} * pp_;
+}
+
+void KinetoExport::GroupAndPeer(size_t row, int32_t rank, Item* item) const {
+  const trace::OpsTable& t = *table_;
+  const int32_t d = t.dp[row], s = t.pp[row];
+  const int32_t up = (s + 1) % pp_, down = (s - 1 + pp_) % pp_;
+  auto p2p = [&](int32_t sender, bool backward, int32_t peer_stage) {
+    item->group = p2p_group_[(static_cast<size_t>(d) * pp_ + sender) * 2 +
+                             (backward ? 1 : 0)];
+    item->peer = Worker(d, peer_stage);
+  };
+  switch (t.op_type[row]) {
+    case OpType::kForwardSend:
+      return p2p(s, false, up);
+    case OpType::kForwardRecv:
+      return p2p(down, false, down);
+    case OpType::kBackwardSend:
+      return p2p(s, true, down);
+    case OpType::kBackwardRecv:
+      return p2p(up, true, up);
+    case OpType::kLayernormGradsAllReduce:
+      item->group = tp_base_ + rank;
+      return;
+    case OpType::kEmbeddingGradsAllReduce:
+      item->group = embedding_base_ + d;
+      return;
+    case OpType::kOptimizerClipMainGrad:
+      item->group = 0;
+      return;
+    default:  // the DP collectives
+      item->group = dp_group_base_ + s;
+  }
+}
+
+// The rank's kernels and pauses in launch order, with their CPU times.
+// The items of rows [a, b) of `rows`, one step of the rank, sorted by start.
+void KinetoExport::AddStepItems(int32_t rank, const std::vector<uint32_t>& rows,
+                                size_t a, size_t b, std::vector<Item>* items,
+                                KinetoRankStats* stats) const {
+  const trace::OpsTable& t = *table_;
+  std::vector<int32_t> fwd_chunk, bwd_chunk;  // by compute seq_id
+  for (size_t k = a; k < b; ++k) {
+    const uint32_t i = rows[k];
+    if (!trace::IsCompute(t.op_type[i]) || t.seq_id[i] < 0) continue;
+    auto& chunks =
+        t.op_type[i] == OpType::kForwardCompute ? fwd_chunk : bwd_chunk;
+    const auto seq = static_cast<size_t>(t.seq_id[i]);
+    if (chunks.size() <= seq) chunks.resize(seq + 1, -1);
+    chunks[seq] = t.chunk[i] >= 0          ? t.chunk[i]
+                  : t.global_chunk[i] >= 0 ? t.global_chunk[i] / pp_
+                                           : 0;
+  }
+  const size_t first = items->size();
+  const int32_t pieces = options_.kernels_per_compute;
+  for (size_t k = a; k < b; ++k) {
+    const uint32_t i = rows[k];
+    Item item{.start = t.start_ns[i],
+              .end = t.start_ns[i] + t.dur_ns[i],
+              .row = i,
+              .op_index = static_cast<int32_t>(k)};
+    const Kind kind = KindOf(t.op_type[i]);
+    const bool p2p = kind == Kind::kSend || kind == Kind::kRecv;
+    if (IsComm(kind) && (!p2p || ValidP2p(i, fwd_chunk, bwd_chunk))) {
+      GroupAndPeer(i, rank, &item);
+    }
+    if (p2p && item.group < 0) {
+      ++stats->skipped_noop_p2p;
+      continue;
+    }
+    if (kind != Kind::kCompute) {
+      items->push_back(item);
+      continue;
+    }
+    for (int32_t p = 0; p < pieces; ++p) {
+      item.piece = p;
+      item.start = t.start_ns[i] + t.dur_ns[i] * p / pieces;
+      item.end = t.start_ns[i] + t.dur_ns[i] * (p + 1) / pieces;
+      items->push_back(item);
+    }
+  }
+  auto key = [&t](const Item& x) {
+    return std::tuple(x.start, x.end, TypeOrder(t.op_type[x.row]),
+                      t.seq_id[x.row], x.row, x.piece);
+  };
+  std::sort(items->begin() + static_cast<ptrdiff_t>(first), items->end(),
+            [&](const Item& x, const Item& y) { return key(x) < key(y); });
+}
+
+// Launches as late as the thread allows and never after the kernel starts;
+// a gc pause sits at its own time and holds the thread. Each CPU event ends
+// by the next one's start.
+void KinetoExport::AssignCpuTimes(std::vector<Item>* items) const {
+  const trace::OpsTable& t = *table_;
+  int64_t free_at = std::numeric_limits<int64_t>::min();
+  for (Item& it : *items) {
+    const bool gc = t.op_type[it.row] == OpType::kGc;
+    it.launch = std::min(
+        it.start, std::max(free_at, it.start - (gc ? 0 : kLaunchLeadNs)));
+    free_at = it.launch + (gc ? std::max<int64_t>(it.end - it.start, 1) : 1);
+  }
+  for (size_t k = 0; k < items->size(); ++k) {
+    Item& it = (*items)[k];
+    const bool gc = t.op_type[it.row] == OpType::kGc;
+    const int64_t room = k + 1 < items->size()
+                             ? (*items)[k + 1].launch - it.launch
+                             : std::numeric_limits<int64_t>::max();
+    it.cpu_dur = std::max<int64_t>(
+        0, std::min(gc ? it.end - it.start : kLaunchDurNs, room));
+  }
+}
+
+// The rank's kernels and pauses in launch order, with their CPU times.
+std::vector<KinetoExport::Item> KinetoExport::Items(
+    int32_t rank, KinetoRankStats* stats) const {
+  const trace::OpsTable& t = *table_;
+  const auto r = static_cast<size_t>(rank);
+  std::vector<uint32_t> rows(
+      rows_.begin() + static_cast<ptrdiff_t>(row_begin_[r]),
+      rows_.begin() + static_cast<ptrdiff_t>(row_begin_[r + 1]));
+  auto key = [&t](uint32_t i) {
+    return std::tuple(t.step[i], t.start_ns[i], t.start_ns[i] + t.dur_ns[i],
+                      TypeOrder(t.op_type[i]), t.seq_id[i], i);
+  };
+  std::sort(rows.begin(), rows.end(),
+            [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  std::vector<Item> items;
+  for (size_t a = 0, b = 0; a < rows.size(); a = b) {
+    while (b < rows.size() && t.step[rows[b]] == t.step[rows[a]]) ++b;
+    AddStepItems(rank, rows, a, b, &items, stats);
+  }
+  AssignCpuTimes(&items);
+  return items;
+}
+
+void KinetoExport::WriteHeader(int32_t rank, std::string* out) const {
+  const KinetoWorker& w = workers_[static_cast<size_t>(rank)];
+  const bool now = options_.nccl_names == NcclKernelNames::kNew;
+  const auto& groups = member_of_[static_cast<size_t>(rank)];
+  out->append("{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n");
+  out->append("    {\"id\": ");
+  AppendInt(out, w.device);
+  out->append(
+      ", \"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": "
+      "85045526528, \"computeMajor\": 9, \"computeMinor\": 0, "
+      "\"maxThreadsPerBlock\": 1024, \"warpSize\": 32, \"numSms\": 132}\n  "
+      "],\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": ");
+  AppendInt(out, rank);
+  out->append(", \"world_size\": ");
+  AppendInt(out, static_cast<int64_t>(workers_.size()));
+  out->append(", \"pg_count\": ");
+  AppendInt(out, static_cast<int64_t>(groups.size()));
+  out->append(", \"pg_config\": [");
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const Group& g = groups_[static_cast<size_t>(groups[k])];
+    out->append(k ? ",\n    " : "\n    ");
+    out->append("{\"pg_name\": \"");
+    AppendInt(out, groups[k]);
+    out->append("\", \"pg_desc\": \"").append(g.desc);
+    out->append("\", \"backend_config\": \"cuda:nccl\", \"pg_size\": ");
+    AppendInt(out, static_cast<int64_t>(g.ranks.size()));
+    out->append(", \"ranks\": ").append(g.ranks_text).append("}");
+  }
+  out->append("],\n    \"nccl_version\": \"");
+  out->append(now ? "2.21.5" : "2.17.1");
+  out->append("\"},\n  \"traceEvents\": [");
+}
+
+// Where one rank's events go, on its own clock: table ns + shift.
+struct KinetoExport::Sink {
+  EventText ev;
+  int64_t shift = 0;  // kKinetoTimeOriginNs + clock offset
+  int64_t pid = 0;    // CPU process (and thread)
+  int64_t device = 0;
+  int64_t correlation = 0;  // of the last kernel
+
+  void Metadata(int64_t t0, size_t comm_streams) {
+    auto meta = [&](std::string_view name, int64_t p, int64_t tid,
+                    std::string_view key, std::string_view value) {
+      ev.Begin("M", "", name, p, tid, shift + t0);
+      ev.BeginArgs();
+      ev.ArgString(key, value);
+      ev.End();
+    };
+    meta("process_name", pid, 0, "name", "python3");
+    meta("process_labels", pid, 0, "labels", "CPU");
+    meta("thread_name", pid, pid, "name",
+         "thread " + std::to_string(pid) + " (python3)");
+    meta("process_name", device, 0, "name", "python3");
+    meta("process_labels", device, 0, "labels",
+         "GPU " + std::to_string(device));
+    for (size_t k = 0; k <= comm_streams; ++k) {
+      const int64_t stream =
+          k == 0 ? kComputeStream
+                 : kFirstCommStream + static_cast<int64_t>(k) - 1;
+      meta("thread_name", device, stream, "name",
+           "stream " + std::to_string(stream) + " ");
+    }
+  }
+
+  // A complete event on the CPU thread; `args` may be empty.
+  void Cpu(std::string_view cat, std::string_view name, int64_t ts, int64_t dur,
+           std::string_view id_key, int64_t id, std::string_view args) {
+    ev.Begin("X", cat, name, pid, pid, shift + ts);
+    ev.Dur(dur);
+    ev.BeginArgs();
+    ev.Arg(id_key, id);
+    ev.ArgsText(args);
+    ev.End();
+  }
+
+  // A kernel and its cudaLaunchKernel; `comm_args` is empty for compute.
+  void Kernel(std::string_view name, int64_t stream, int64_t external,
+              int64_t launch, int64_t launch_dur, int64_t start, int64_t end,
+              std::string_view comm_args) {
+    ++correlation;
+    ev.Begin("X", "cuda_runtime", "cudaLaunchKernel", pid, pid, shift + launch);
+    ev.Dur(launch_dur);
+    ev.BeginArgs();
+    ev.Arg("External id", external);
+    ev.Arg("cbid", 211);
+    ev.Arg("correlation", correlation);
+    ev.End();
+    ev.Begin("X", "kernel", name, device, stream, shift + start);
+    ev.Dur(end - start);
+    ev.BeginArgs();
+    ev.Arg("External id", external);
+    ev.Arg("queued", 0);
+    ev.Arg("device", device);
+    ev.Arg("context", 1);
+    ev.Arg("stream", stream);
+    ev.Arg("correlation", correlation);
+    ev.ArgsText(comm_args);
+    ev.End();
+  }
+};
+
+namespace {
+
+// The args of PyTorch's saveNcclMeta for one communication op.
+std::string CommArgs(OpType type, Kind kind, std::string_view group_args,
+                     size_t group_size, int64_t seq, int32_t peer) {
+  const Message m = MessageOf(type, kind, static_cast<int64_t>(group_size));
+  std::string a = "\"Collective name\": \"";
+  a.append(m.collective).append("\", \"dtype\": \"");
+  a.append(IsFloat(type) ? "Float" : "BFloat16");
+  a.append("\", \"In msg nelems\": ");
+  AppendInt(&a, m.in_nelems);
+  a.append(", \"Out msg nelems\": ");
+  AppendInt(&a, m.out_nelems);
+  a.append(", ").append(group_args);
+  a.append(
+      ", \"In split size\": \"[]\", \"Out split size\": \"[]\", "
+      "\"Seq\": ");
+  AppendInt(&a, seq);
+  if (kind == Kind::kSend || kind == Kind::kRecv) {
+    a.append(kind == Kind::kSend ? ", \"Dst Rank\": " : ", \"Src Rank\": ");
+    AppendInt(&a, peer);
+  }
+  return a;
+}
+
+}  // namespace
+
+void KinetoExport::WriteItem(const Item& it, int32_t rank,
+                             std::vector<int64_t>* seq, Sink* sink,
+                             KinetoRankStats* stats) const {
+  const OpType type = table_->op_type[it.row];
+  const Kind kind = KindOf(type);
+  const int64_t external = it.op_index + 1;
+  if (kind == Kind::kGc) {
+    sink->Cpu("python_function", "gc.collect", it.launch, it.cpu_dur,
+              "Python id", external, "");
+    ++stats->cpu_pauses;
+    return;
+  }
+  ++stats->kernels;
+  if (!IsComm(kind)) {
+    sink->Kernel(ComputeKernelName(type, it.piece), kComputeStream, external,
+                 it.launch, it.cpu_dur, it.start, it.end, "");
+    return;
+  }
+  // A group's stream on the rank: by its position among the rank's groups.
+  const std::vector<int32_t>& groups = member_of_[static_cast<size_t>(rank)];
+  const auto at = static_cast<size_t>(
+      std::lower_bound(groups.begin(), groups.end(), it.group) -
+      groups.begin());
+  const Group& g = groups_[static_cast<size_t>(it.group)];
+  const std::string args =
+      CommArgs(type, kind, g.args, g.ranks.size(), (*seq)[at]++, it.peer);
+  sink->Cpu("cpu_op", "record_param_comms", it.launch, it.cpu_dur,
+            "External id", external, args);
+  // The launch sits inside record_param_comms, never after the kernel's
+  // start.
+  const int64_t launch =
+      it.launch + std::min(it.cpu_dur / 4, it.start - it.launch);
+  sink->Kernel(NcclKernelName(kind, IsFloat(type), options_.nccl_names),
+               kFirstCommStream + static_cast<int64_t>(at), external, launch,
+               it.cpu_dur / 2, it.start, it.end, args);
+  ++stats->nccl_kernels;
+}
+
+KinetoRankStats KinetoExport::Render(int32_t rank, std::string* out) const {
+  const trace::OpsTable& t = *table_;
+  const auto r = static_cast<size_t>(rank);
+  KinetoRankStats stats;
+  const std::vector<Item> items = Items(rank, &stats);
+  WriteHeader(rank, out);
+  Sink sink{.ev = EventText(out),
+            .shift = kKinetoTimeOriginNs + workers_[r].clock_offset_ns,
+            .pid = kPidBase + rank,
+            .device = workers_[r].device};
+  sink.Metadata(items.empty() ? 0 : items.front().launch, member_of_[r].size());
+  // External ids: ops 1..n (the kernels of one op share it), then steps.
+  auto step_external = static_cast<int64_t>(row_begin_[r + 1] - row_begin_[r]);
+  std::vector<int64_t> seq(member_of_[r].size(), 0);
+  for (size_t a = 0; a < items.size();) {
+    const int64_t step = t.step[items[a].row];
+    size_t b = a;
+    while (b < items.size() && t.step[items[b].row] == step) ++b;
+    // Steps tile the thread when consecutive, as prof.step() calls do.
+    const int64_t end = b < items.size() && t.step[items[b].row] == step + 1
+                            ? items[b].launch
+                            : items[b - 1].launch + items[b - 1].cpu_dur;
+    sink.Cpu("user_annotation", "ProfilerStep#" + std::to_string(step),
+             items[a].launch, end - items[a].launch, "External id",
+             ++step_external, "");
+    ++stats.steps;
+    for (; a < b; ++a) WriteItem(items[a], rank, &seq, &sink, &stats);
+  }
+  out->append("\n  ],\n  \"traceName\": \"rank-");
+  AppendInt(out, rank);
+  out->append(".pt.trace.json\",\n  \"displayTimeUnit\": \"ms\",\n");
+  out->append("  \"baseTimeNanoseconds\": ");
+  AppendInt(out, kBaseTimeNanoseconds);
+  out->append("\n}\n");
+  return stats;
+}
+
+Result<std::string> RenderKinetoRank(const trace::OpsTable& table,
+                                     const trace::JobMeta& meta, int32_t rank,
+                                     const KinetoExportOptions& options) {
+  ASSIGN_OR_RETURN(const KinetoExport exported,
+                   KinetoExport::Build(table, meta, options));
+  if (rank < 0 || static_cast<size_t>(rank) >= exported.workers().size()) {
+    return InvalidInput(
+        "kineto export: no rank " + std::to_string(rank) + " (the table has " +
+        std::to_string(exported.workers().size()) + " workers)");
+  }
+  std::string out;
+  exported.Render(rank, &out);
+  return out;
+}
+
+std::string RenderKinetoManifest(const KinetoExport& exported,
+                                 const std::vector<KinetoRankStats>& stats,
+                                 std::string_view file_suffix) {
+  const KinetoExportOptions& o = exported.options();
+  JsonWriter w;
+  w.BeginObject();
+  w.FieldString("schema", "strag.kineto-export/1");
+  w.FieldString("time_convention",
+                "file ts (us) * 1000 = time_origin_ns + ops-table start_ns + "
+                "clock_offset_ns");
+  w.FieldInt("time_origin_ns", kKinetoTimeOriginNs);
+  w.FieldInt("world_size", static_cast<int64_t>(exported.workers().size()));
+  w.FieldString("nccl_kernel_names",
+                o.nccl_names == NcclKernelNames::kNew ? "new" : "old");
+  w.Field("max_clock_offset_ms", o.max_clock_offset_ms);
+  w.Key("seed");
+  w.Int(static_cast<int64_t>(o.seed));
+  w.FieldInt("kernels_per_compute", o.kernels_per_compute);
+  w.Key("ranks");
+  w.BeginArray();
+  for (const KinetoWorker& worker : exported.workers()) {
+    w.BeginObject();
+    w.FieldInt("rank", worker.rank);
+    w.FieldInt("global_rank", worker.global_rank);
+    w.FieldInt("dp", worker.dp);
+    w.FieldInt("stage", worker.stage);
+    w.FieldInt("device", worker.device);
+    w.FieldInt("clock_offset_ns", worker.clock_offset_ns);
+    w.FieldString("file", "rank-" + std::to_string(worker.rank) +
+                              ".pt.trace.json" + std::string(file_suffix));
+    const auto r = static_cast<size_t>(worker.rank);
+    if (r < stats.size()) {
+      w.FieldInt("steps", stats[r].steps);
+      w.FieldInt("kernels", stats[r].kernels);
+      w.FieldInt("nccl_kernels", stats[r].nccl_kernels);
+      w.FieldInt("cpu_pauses", stats[r].cpu_pauses);
+      w.FieldInt("skipped_noop_p2p", stats[r].skipped_noop_p2p);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.str() + "\n";
+}
+
+}  // namespace strag::report

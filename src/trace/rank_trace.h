@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// RankTrace: what one rank's profiler trace (Kineto / Chrome trace JSON) says
+// about its training steps, reduced to what a dependency model needs.
+//
+// One row per op on a device timeline: a GPU kernel, memcpy or memset on its
+// CUDA / HIP stream, or, in a CPU-only trace, a top-level CPU op on its
+// thread. Communication ops point to a `CommOp` with what the trace says
+// about the collective. Times are int64 nanoseconds on the rank's own clock
+// (the file's timestamps converted exactly, no offset applied): clocks of
+// different ranks are aligned later, from matched collectives.
+
+#ifndef STRAG_SRC_TRACE_RANK_TRACE_H_
+#define STRAG_SRC_TRACE_RANK_TRACE_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trace/op_type.h"
+
+namespace strag::trace {
+
+// A process group as `distributedInfo.pg_config` or a collective's args name
+// it. `ranks` holds global ranks; empty when the trace does not say.
+struct ProcessGroupInfo {
+  std::string name;  // "0", "1", ... (`pg_name` / `Process Group Name`)
+  std::string desc;  // "default_pg", ... (may be empty)
+  std::vector<int32_t> ranks;
+};
+
+// A `ProfilerStep#N` span of the training thread.
+struct StepSpan {
+  int64_t id = 0;  // N
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+// What the trace says about one communication op. -1 / empty = unknown.
+struct CommOp {
+  OpType kind = OpType::kOtherComm;  // one of the generic comm types
+  int32_t group = -1;                // index into RankTrace::groups
+  int64_t seq = -1;                  // sequence number within the group
+  int64_t in_nelems = -1;
+  int64_t out_nelems = -1;
+  int32_t group_size = 0;  // members, when the trace says (else 0)
+  int32_t peer = -1;       // global rank of the peer of a send / recv
+};
+
+struct RankTrace {
+  std::string source;  // file name, for messages
+  int32_t rank = -1;
+  int32_t world_size = 0;
+  std::string backend;    // "nccl", "gloo", ... (may be empty)
+  bool cpu_only = false;  // ops are CPU ops on threads, not GPU kernels
+  std::vector<ProcessGroupInfo> groups;
+  std::vector<StepSpan> steps;  // sorted by start
+
+  // Ops, one row each, in no particular order (columns of equal length).
+  std::vector<int64_t> start_ns;
+  std::vector<int64_t> dur_ns;
+  std::vector<int64_t> launch_ns;  // CPU-side launch time; -1 if unknown
+  std::vector<int32_t> stream;     // CUDA stream, or thread id (cpu_only)
+  std::vector<int32_t> comm;       // index into `comms`; -1 = compute
+  std::vector<uint32_t> name;      // index into `names`
+  std::vector<std::string> names;  // interned op names
+  std::vector<CommOp> comms;
+
+  // Events read, and what was skipped and why (counted, never fatal), e.g.
+  // {"unknown category 'foo'", 12}; and messages about what is missing.
+  int64_t events = 0;
+  std::vector<std::pair<std::string, int64_t>> skipped;
+  std::vector<std::string> warnings;
+
+  size_t size() const { return start_ns.size(); }
+};
+
+}  // namespace strag::trace
+
+#endif  // STRAG_SRC_TRACE_RANK_TRACE_H_

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`strag analyze` on PyTorch profiler (Kineto) traces written by
+`strag simulate --format kineto`: clock offsets recovered at scale, the
+injected straggler found, and damaged input (truncated JSON or gzip, a
+missing or duplicated rank, negative durations, a collective one rank never
+joins) reported by file while the analysis goes on.
+
+usage: kineto_cli_test.py STRAG_BINARY
+"""
+import glob
+import gzip
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import unittest
+
+STRAG = sys.argv[1] if len(sys.argv) > 1 else "build/strag"
+
+# 64 traced ranks (DP 16 x PP 4), one slow worker. Communication has no
+# noise: members of a collective then end at the same instant, which is what
+# the aligner relies on (a real NCCL collective ends within microseconds).
+SPEC_64 = """\
+job: {dp: 16, pp: 4, microbatches: 4, steps: 4, seed: 7}
+compute: {forward_ms: 4, backward_ms: 8, noise: {dist: lognormal, sigma: 0.02}}
+comm: {p2p_ms: 0.2, dp_allgather_ms: 2, dp_reducescatter_ms: 3, noise: {dist: lognormal, sigma: 0}}
+stragglers:
+  - {kind: slow_worker, rank: 37, factor: 1.5}
+"""
+
+# 4 ranks of pure DP, for the damaged-input cases.
+SPEC_4 = """\
+job: {dp: 4, pp: 1, microbatches: 2, steps: 4, seed: 3}
+compute: {forward_ms: 4, backward_ms: 8}
+comm: {dp_allgather_ms: 2, dp_reducescatter_ms: 3}
+stragglers:
+  - {kind: slow_worker, rank: 2, factor: 1.4}
+"""
+
+
+def run(*args):
+    return subprocess.run([STRAG, *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+class KinetoCliTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="strag-kineto-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def simulate(self, spec, *flags):
+        path = os.path.join(self.tmp, "spec.yaml")
+        with open(path, "w") as f:
+            f.write(spec)
+        out = os.path.join(self.tmp, "sim")
+        r = run("simulate", path, "--out", out, "--format", "kineto", *flags)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return os.path.join(out, "kineto")
+
+    def analyze(self, folder):
+        """Runs the analysis; returns (exit code, stderr, JSON or None)."""
+        js = os.path.join(self.tmp, "analysis.json")
+        if os.path.exists(js):
+            os.remove(js)
+        r = run("analyze", folder, "--json", js, "--quiet")
+        result = None
+        if os.path.exists(js):
+            with open(js) as f:
+                result = json.load(f)
+        return r.returncode, r.stderr, result
+
+    def test_64_ranks_offsets_and_straggler(self):
+        folder = self.simulate(SPEC_64, "--clock-offset-ms", "50", "--gzip")
+        with open(os.path.join(folder, "..", "clock-offsets.json")) as f:
+            truth = json.load(f)
+        self.assertEqual(truth["world_size"], 64)
+        code, err, result = self.analyze(folder)
+        self.assertEqual(code, 0, err)
+        found = {int(k): v for k, v in result["input"]["clock"]["offset_ns"].items()}
+        injected = {r["rank"]: r["clock_offset_ns"] for r in truth["ranks"]}
+        self.assertEqual(sorted(found), sorted(injected))
+        # Aligned = raw + found and raw = true + injected: found + injected is
+        # the same for every rank (the common origin is arbitrary).
+        sums = [found[r] + injected[r] for r in injected]
+        origin = statistics.median(sums)
+        worst_us = max(abs(s - origin) for s in sums) / 1e3
+        print(f"64 ranks, offsets up to {max(abs(v) for v in injected.values()) / 1e6:.1f} ms:"
+              f" recovered within {worst_us:.3f} us", file=sys.stderr)
+        self.assertLessEqual(worst_us, 10.0)
+        file_rank = next(r["rank"] for r in truth["ranks"] if r["global_rank"] == 37)
+        self.assertEqual(result["report"]["largest_straggler"]["rank"], file_rank)
+        self.assertEqual(result["report"]["probable_cause"], "faulty_worker")
+
+    def damaged(self):
+        """A 4-rank job's traces (plain JSON) to damage."""
+        return self.simulate(SPEC_4)
+
+    def assert_goes_on(self, folder, *fragments):
+        code, err, result = self.analyze(folder)
+        self.assertEqual(code, 0, err)
+        self.assertIsNotNone(result, err)
+        warnings = result["input"]["warnings"]
+        text = "\n".join(warnings)
+        if os.environ.get("STRAG_SHOW_WARNINGS"):
+            print(text, file=sys.stderr)
+        for fragment in fragments:
+            self.assertRegex(text, fragment)
+            self.assertRegex(err, fragment)
+        self.assertGreater(result["slowdown"], 1.0)
+        return result
+
+    def test_truncated_json(self):
+        folder = self.damaged()
+        path = os.path.join(folder, "rank-1.pt.trace.json")
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data[: len(data) // 2])
+        result = self.assert_goes_on(folder, re.escape(path) + r".*byte \d+")
+        self.assertEqual(result["input"]["missing_ranks"], [1])
+
+    def test_truncated_gzip(self):
+        folder = self.damaged()
+        path = os.path.join(folder, "rank-1.pt.trace.json")
+        with open(path, "rb") as f:
+            data = gzip.compress(f.read())
+        os.remove(path)
+        with open(path + ".gz", "wb") as f:
+            f.write(data[: len(data) * 2 // 3])
+        result = self.assert_goes_on(folder, re.escape(path + ".gz") + r".*gzip.*truncated")
+        self.assertEqual(result["input"]["missing_ranks"], [1])
+
+    def test_missing_rank_file(self):
+        folder = self.damaged()
+        os.remove(os.path.join(folder, "rank-3.pt.trace.json"))
+        result = self.assert_goes_on(folder, r"1 of 4 ranks have no usable trace")
+        self.assertEqual(result["input"]["missing_ranks"], [3])
+
+    def test_two_files_claim_one_rank(self):
+        folder = self.damaged()
+        shutil.copy(os.path.join(folder, "rank-0.pt.trace.json"),
+                    os.path.join(folder, "rank-0-copy.pt.trace.json"))
+        self.assert_goes_on(folder, r"rank-0.*claims rank 0.*rank-0.*ignored")
+
+    def test_negative_duration(self):
+        folder = self.damaged()
+        path = os.path.join(folder, "rank-1.pt.trace.json")
+        with open(path) as f:
+            text = f.read()
+        # The first kernel's duration becomes negative.
+        text = re.sub(r'("cat": ?"kernel".*?"dur": ?)([0-9.]+)', r"\1-\2", text,
+                      count=1, flags=re.S)
+        with open(path, "w") as f:
+            f.write(text)
+        self.assert_goes_on(folder, re.escape(path) + r".*negative")
+
+    def test_collective_one_rank_never_joins(self):
+        folder = self.damaged()
+        path = os.path.join(folder, "rank-3.pt.trace.json")
+        with open(path) as f:
+            lines = f.read().split("\n")
+        # Events are one per line: drop rank 3's first NCCL kernel.
+        drop = next(i for i, l in enumerate(lines)
+                    if '"kernel"' in l and "ncclDevKernel_" in l)
+        lines[drop - 1] = lines[drop - 1].rstrip(",") + ("," if lines[drop].endswith(",") else "")
+        del lines[drop]
+        with open(path, "w") as f:
+            f.write("\n".join(lines))
+        self.assert_goes_on(folder, r"rank-3.*no NCCL kernel",
+                            r"rank 3.*instead of.*step dropped")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
