@@ -12,6 +12,10 @@ namespace strag::diagnose {
 namespace {
 
 constexpr double kMinConfidence = 0.2;  // below: not reported
+// Below this, a finding is listed but not called the probable cause: on a
+// noisy but balanced job (e.g. 4 processes sharing 2 cores) every detector
+// sees a little of its signal, up to ~0.35; real stragglers score >= 0.6.
+constexpr double kMinProbable = 0.4;
 
 double Percentile90(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -106,8 +110,10 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
   for (Finding& f : all) {
     if (f.confidence >= kMinConfidence) d.findings.push_back(std::move(f));
   }
-  d.probable_cause =
-      d.findings.empty() ? Cause::kNone : d.findings.front().cause;
+  d.probable_cause = d.findings.empty() ||
+                             d.findings.front().confidence < kMinProbable
+                         ? Cause::kNone
+                         : d.findings.front().cause;
 
   const double observed = PairwiseMean(r.step_t_observed);
   const double replayed = PairwiseMean(r.step_t_replayed);
@@ -123,7 +129,9 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
   if (!r.workers.empty()) {
     whatif::WorkerScore w = r.workers.front();
     // When host delays dominate, the straggler is the rank they name.
-    const Finding* host = d.findings.empty() ? nullptr : &d.findings.front();
+    const Finding* host = d.probable_cause == Cause::kNone
+                              ? nullptr
+                              : &d.findings.front();
     const bool by_host =
         host && !host->ranks.empty() &&
         (host->cause == Cause::kDataLoading ||
@@ -169,11 +177,11 @@ void AddWorstStep(const whatif::Timeline& t, Diagnosis* d) {
   }
   auto describe = [&](const whatif::TimelineOp& op) {
     char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "%s #%d of rank %d (dp %d, stage %d) in step %lld: %.2f ms, "
+    std::snprintf(buf, sizeof buf, "%s #%d of %s in step %lld: %.2f ms, "
                   "%+.2f ms over ideal",
                   std::string(trace::OpTypeName(op.type)).c_str(), op.seq_id,
-                  op.rank, op.dp, op.pp, static_cast<long long>(t.step),
+                  whatif::WorkerLabel(t.layout, op.rank, op.dp, op.pp).c_str(),
+                  static_cast<long long>(t.step),
                   1e3 * (op.end_s - op.start_s), 1e3 * excess(op));
     return std::string(buf);
   };

@@ -308,6 +308,14 @@ void PreprocessTraced(const BigVector<float>& end,
   p->step_t_base = std::move(step_max);  // max end - min start (= 0)
 }
 
+std::string WorkerLabel(Layout layout, int32_t rank, int32_t dp, int32_t pp) {
+  std::string label = "rank " + std::to_string(rank);
+  if (layout == Layout::kMegatron) {
+    label += " (dp " + std::to_string(dp) + ", stage " + std::to_string(pp) + ")";
+  }
+  return label;
+}
+
 Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
                                    const trace::JobMeta& meta) {
   PreparedTrace p;

@@ -11,6 +11,7 @@
 #define STRAG_SRC_WHATIF_PREPARED_TRACE_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/huge_page_allocator.h"
@@ -26,6 +27,10 @@ namespace strag::whatif {
 // known: dp = 1, and "stage" s is the s-th traced rank (worker_rank[s]), so
 // every per-stage result is a per-rank result.
 enum class Layout { kMegatron, kRanks };
+
+// How reports name a worker: "rank 5 (dp 1, stage 1)", or "rank 5" when
+// the layout is unknown.
+std::string WorkerLabel(Layout layout, int32_t rank, int32_t dp, int32_t pp);
 
 // A traced worker: one (dp rank, stage) pair and its global rank.
 struct Worker {

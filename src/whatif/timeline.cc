@@ -80,6 +80,7 @@ Result<Timeline> BuildTimeline(const PreparedTrace& t, size_t step_index,
                                    : ReplayStep(t, rows, zeros, dp);
 
   Timeline out;
+  out.layout = t.layout;
   out.step = t.steps[step_index];
   out.step_time_s = actual.steps.opt[0];
   out.ideal_step_time_s = ideal.steps.opt[0];

@@ -32,6 +32,7 @@ struct TimelineOp {
 };
 
 struct Timeline {
+  Layout layout = Layout::kMegatron;  // kRanks: `pp` is the rank's index
   int64_t step = 0;
   double step_time_s = 0;        // actual T of the step (max optimizer end)
   double ideal_step_time_s = 0;  // T_ideal

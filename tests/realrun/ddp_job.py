@@ -12,16 +12,22 @@ it). Seeds are fixed; the rendezvous uses a free TCP port on 127.0.0.1.
 Stragglers (on rank --rank only):
   none                  balanced control
   larger-batch          --batch-factor times the batch (more compute per step)
-  sleep-before-forward  sleeps --sleep-ms at the start of every step, before
-                        it makes its batch and runs its forward (a slow host /
-                        data loader: a gap before the step's first op)
-  few-pauses            sleeps --pause-ms between its forward and its backward
-                        at the active steps in --pause-steps (0-based) only
-                        (a transient host pause in the middle of a step)
+  sleep-before-forward  sleeps at the start of every step, before it makes
+                        its batch and runs its forward (a slow host / data
+                        loader: a gap before the step's first op)
+  few-pauses            sleeps between its forward and its backward at the
+                        active steps in --pause-steps (0-based) only (a
+                        transient host pause in the middle of a step)
+
+The sleeps scale with the machine: max(--sleep-ms, --sleep-share x the mean
+warm-up step time) and max(--pause-ms, --pause-share x it), as the straggler
+measured it. On 2 cores shared by 4 ranks a sleeping rank frees CPU for the
+others, so a fixed sleep fades into the noise when the machine is slow.
 
 usage: ddp_job.py --out DIR [--straggler KIND] [--rank R] [--world N] ...
 Needs torch (e.g. Debian's python3-torch: run it with /usr/bin/python3).
-Prints one line of JSON with the job's ground truth and its wall time.
+Prints a line of JSON per injected sleep ({"rank", "active_step",
+"sleep_ms"}), then one with the job's ground truth and its wall time.
 """
 import argparse
 import datetime
@@ -45,14 +51,16 @@ def parse_args(argv=None):
     p.add_argument("--batch", type=int, default=192)
     p.add_argument("--batch-factor", type=int, default=3)
     p.add_argument("--sleep-ms", type=float, default=40.0)
+    p.add_argument("--sleep-share", type=float, default=0.5)
     p.add_argument("--pause-ms", type=float, default=150.0)
+    p.add_argument("--pause-share", type=float, default=1.5)
     p.add_argument("--pause-steps", default="3,7",
                    help="active steps (0-based) with a pause")
     p.add_argument("--width", type=int, default=256, help="hidden width")
     p.add_argument("--layers", type=int, default=4, help="hidden layers")
     p.add_argument("--bucket-mb", type=float, default=0.5,
                    help="DDP bucket size, the first bucket's too: the "
-                        "default gives 3 all-reduces per step")
+                        "default gives 2 all-reduces per step")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--port", type=int, default=0, help="0: pick a free one")
     args = p.parse_args(argv)
@@ -68,15 +76,16 @@ def free_port():
         return s.getsockname()[1]
 
 
-def host_delays_s(args, rank, active_step):
+def host_delays_s(args, rank, active_step, warmup_step_s):
     """(before the step, before the backward): seconds this rank sleeps at
-    this active step (negative: a warm-up step, no straggler there)."""
+    this active step (negative: a warm-up step, no straggler there), given
+    the mean warm-up step time it measured."""
     if rank != args.rank or active_step < 0:
         return 0.0, 0.0
     if args.straggler == "sleep-before-forward":
-        return args.sleep_ms / 1e3, 0.0
+        return max(args.sleep_ms / 1e3, args.sleep_share * warmup_step_s), 0.0
     if args.straggler == "few-pauses" and active_step in args.pause_steps:
-        return 0.0, args.pause_ms / 1e3
+        return 0.0, max(args.pause_ms / 1e3, args.pause_share * warmup_step_s)
     return 0.0, 0.0
 
 
@@ -116,9 +125,16 @@ def worker(rank, args):
             activities=[torch.profiler.ProfilerActivity.CPU],
             schedule=schedule,
             on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
+        warmup_s, mark = [], time.monotonic()
         for step in range(WAIT + WARMUP + args.steps):
+            mean_warmup_s = sum(warmup_s) / max(len(warmup_s), 1)
             before_step, before_backward = host_delays_s(
-                args, rank, step - WAIT - WARMUP)
+                args, rank, step - WAIT - WARMUP, mean_warmup_s)
+            if before_step + before_backward and rank == args.rank:
+                print(json.dumps({"rank": rank, "active_step":
+                                  step - WAIT - WARMUP, "sleep_ms": round(
+                                      1e3 * (before_step + before_backward))}),
+                      flush=True)
             if before_step:
                 time.sleep(before_step)  # host-side: no op in the trace
             x = torch.randn(batch, args.width, generator=gen)
@@ -130,6 +146,9 @@ def worker(rank, args):
             loss.backward()  # DDP all-reduces the gradient buckets
             opt.step()
             prof.step()
+            if WAIT <= step < WAIT + WARMUP:
+                warmup_s.append(time.monotonic() - mark)
+            mark = time.monotonic()
     dist.barrier()  # no rank exits while another still exports
     dist.destroy_process_group()
 

@@ -122,7 +122,8 @@ def check_larger_batch(test, facts, doc):
 
 
 def check_sleep_before_forward(test, facts, doc):
-    """Rank 2 sleeps 40 ms at the start of every step: host-side delay."""
+    """Rank 2 sleeps at the start of every step (half a step, at least
+    40 ms): a host-side delay, every step."""
     late = sum(g >= 0.03 for g in facts[STRAGGLER].start_gap)
     test.assertGreaterEqual(late, STEPS - 1, "the sleep does not show\n" +
                             trace_facts.summary(facts))
@@ -132,7 +133,8 @@ def check_sleep_before_forward(test, facts, doc):
 
 
 def check_few_pauses(test, facts, doc):
-    """Rank 2 pauses 150 ms mid-step at 2 of the 10 steps: transient."""
+    """Rank 2 pauses mid-step (1.5 steps, at least 150 ms) at 2 of the 10
+    steps: transient."""
     paused = [i for i, p in enumerate(facts[STRAGGLER].pause) if p >= 0.1]
     test.assertEqual(paused, [3, 7], "the pauses do not show\n" +
                      trace_facts.summary(facts))
@@ -145,10 +147,11 @@ JOBS = {
     "balanced": ("none", [], check_balanced),
     "larger-batch": ("larger-batch", ["--batch-factor", "3"],
                      check_larger_batch),
-    "sleep-before-forward": ("sleep-before-forward", ["--sleep-ms", "40"],
+    "sleep-before-forward": ("sleep-before-forward",
+                             ["--sleep-ms", "40", "--sleep-share", "0.5"],
                              check_sleep_before_forward),
-    "few-pauses": ("few-pauses", ["--pause-ms", "150", "--pause-steps", "3,7"],
-                   check_few_pauses),
+    "few-pauses": ("few-pauses", ["--pause-ms", "150", "--pause-share", "1.5",
+                                  "--pause-steps", "3,7"], check_few_pauses),
 }
 
 

@@ -2,6 +2,7 @@
 #include "graph/generic/generic_graph.h"
 
 #include <algorithm>
+#include <set>
 #include <map>
 #include <numeric>
 #include <string>
@@ -32,6 +33,7 @@ class GraphBuilder {
  private:
   void AddNodes();
   void AddRankEdges(size_t r);
+  void AddWaitsOfOtherSteps(size_t r);
   Status AddGroups();
   void FindSinks();
   void FindDetached();
@@ -74,6 +76,25 @@ void GraphBuilder::AddRankEdges(size_t r) {
                    " starts, which depends on it (ops overlap on one "
                    "stream?)");
     }
+  }
+  AddWaitsOfOtherSteps(r);
+}
+
+void GraphBuilder::AddWaitsOfOtherSteps(size_t r) {
+  std::set<std::pair<uint32_t, uint32_t>> waits;
+  for (const auto& step : in_.other_steps) {
+    for (const LocalEdge& e : BuildRankEdges(step[r], in_.wait_tolerance_ns)) {
+      if (e.kind == EdgeKind::kWait) waits.insert({e.from, e.to});
+    }
+  }
+  auto holds = [&](const std::vector<LocalNode>& nodes, uint32_t u,
+                   uint32_t v) { return nodes[u].end_ns <= nodes[v].start_ns; };
+  for (const auto& [from, to] : waits) {
+    bool ok = holds(in_.nodes[r], from, to);
+    for (const auto& step : in_.other_steps) ok = ok && holds(step[r], from, to);
+    if (!ok) continue;
+    model_.graph.AddEdge(Id(r, from), Id(r, to));  // duplicates are merged
+    edges_.push_back({Id(r, from), Id(r, to)});
   }
 }
 

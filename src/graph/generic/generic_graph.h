@@ -29,6 +29,11 @@ struct GraphInput {
   std::span<const std::vector<LocalNode>> nodes;  // reference step, per rank
   std::span<const MatchedComm> matching;          // reference step
   int64_t wait_tolerance_ns = 0;
+  // The other kept steps (same structure), per step the nodes per rank: a
+  // wait seen in any step is an edge when no step contradicts it (a
+  // collective that happened to end early in the reference step still
+  // gates what waits for it in the others).
+  std::vector<std::span<const std::vector<LocalNode>>> other_steps;
 };
 
 // Fills model->nodes, graph (finalized), sink_nodes, detached_nodes and the

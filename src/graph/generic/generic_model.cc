@@ -424,7 +424,10 @@ Result<GenericModel> Builder::Build() {
   FillTimes();
   const StepData& ref = steps_[ref_];
   GraphInput in{model_.ranks, ref.nodes, ref.matching,
-                options_.wait_tolerance_ns};
+                options_.wait_tolerance_ns, {}};
+  for (size_t s : kept_) {
+    if (s != ref_) in.other_steps.emplace_back(steps_[s].nodes);
+  }
   RETURN_IF_ERROR(BuildGenericGraph(in, &model_, &log_)
                       .WithContext("reference step " + std::to_string(ref.id)));
   CheckOtherSteps();

@@ -89,7 +89,8 @@ void AddGlooRows(const CommNests& nests, const std::vector<size_t>& gloo,
   std::map<OpType, std::vector<size_t>> works;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (nests.root(i) != i || ops[i].family == CpuCommFamily::kGloo) continue;
-    launchers[kind_of(nests.NestDetails(i))].push_back(i);
+    const CommDetails details = nests.NestDetails(i);
+    if (details.has_kind) launchers[details.kind].push_back(i);
   }
   for (size_t g : gloo) works[kind_of(ops[g].details)].push_back(g);
   int64_t unlaunched = 0;
@@ -141,11 +142,24 @@ void BuildCpuOnlyRows(const CommNests& nests, TraceRecords* records) {
     AddGlooRows(nests, gloo, &r);
     return;
   }
+  // No gloo ops (e.g. NCCL traced without its kernels): each outermost CPU
+  // comm op of a known collective is a row, launched when it starts.
+  int64_t unknown = 0;
   for (size_t i = 0; i < nests.ops().size(); ++i) {
     if (nests.root(i) != i) continue;
     const CpuCommOp& op = nests.ops()[i];
+    const CommDetails details = nests.NestDetails(i);
+    if (!details.has_kind) {
+      ++unknown;
+      continue;
+    }
     AddRow(&r, op.ts, op.end, op.ts, op.thread.tid, op.name,
-           AddComm(&r, nests.NestDetails(i)));
+           AddComm(&r, details));
+  }
+  if (unknown > 0) {
+    r.out.warnings.push_back(r.source + ": " + std::to_string(unknown) +
+                             " CPU comm ops of no known collective (waits?) "
+                             "are not rows");
   }
 }
 

@@ -50,6 +50,7 @@ struct LinkCounts {
   int64_t kernels_without_launch = 0;
   int64_t kernels_outside_comm_ops = 0;
   int64_t kernels_of_unknown_kind = 0;
+  std::map<OpType, int64_t> typed_by_cpu_op;  // SendRecv / Generic kernels
 };
 
 void Warn(const LinkCounts& c, const TraceRecords& r,
@@ -71,6 +72,14 @@ void Warn(const LinkCounts& c, const TraceRecords& r,
                         std::to_string(c.kernels_outside_comm_ops) +
                         " NCCL kernels were launched outside any CPU "
                         "collective (record_param_comms / nccl:* / c10d::*)");
+  }
+  if (!c.typed_by_cpu_op.empty()) {
+    int64_t total = 0;
+    for (const auto& [kind, count] : c.typed_by_cpu_op) total += count;
+    warnings->push_back(src + ": " + std::to_string(total) +
+                        " NCCL kernels that do not name their collective "
+                        "(SendRecv, Generic) are typed after the CPU op that "
+                        "launched them (" + KindCounts(c.typed_by_cpu_op) + ")");
   }
   if (c.kernels_of_unknown_kind > 0) {
     warnings->push_back(src + ": " + std::to_string(c.kernels_of_unknown_kind) +
@@ -112,10 +121,14 @@ void LinkGpuOps(const CommNests& nests, TraceRecords* records) {
     } else if (op < 0) {
       ++counts.kernels_outside_comm_ops;
     } else {
+      const bool named = kernel.details.has_kind;
       const size_t root = nests.root(static_cast<size_t>(op));
       kernel.details.Fill(nests.Merged(static_cast<size_t>(op)));
       kernel.details.Fill(nests.NestDetails(root));
       linked[root] = true;
+      if (!named && kernel.details.has_kind) {
+        ++counts.typed_by_cpu_op[kernel.details.kind];
+      }
     }
     if (!kernel.details.has_kind) ++counts.kernels_of_unknown_kind;
     r.out.comm[kernel.row] = static_cast<int32_t>(r.out.comms.size());
@@ -124,7 +137,9 @@ void LinkGpuOps(const CommNests& nests, TraceRecords* records) {
   Warn(counts, r, &r.out.warnings);
 
   // CPU collectives that launched no kernel of this trace: the trace lost
-  // the kernels (or the collective did no GPU work, as with one rank).
+  // the kernels (or the collective did no GPU work, as with one rank). A
+  // nest of unknown kind is no collective (record_param_comms alone also
+  // marks the waits on a collective's work).
   std::map<OpType, int64_t> unlinked;
   for (size_t i = 0; i < nests.ops().size(); ++i) {
     const CpuCommOp& op = nests.ops()[i];
@@ -132,7 +147,7 @@ void LinkGpuOps(const CommNests& nests, TraceRecords* records) {
       continue;
     }
     const CommDetails details = nests.NestDetails(i);
-    ++unlinked[details.has_kind ? details.kind : OpType::kOtherComm];
+    if (details.has_kind) ++unlinked[details.kind];
   }
   if (!unlinked.empty()) {
     int64_t total = 0;

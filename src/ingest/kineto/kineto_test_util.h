@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <string>
 
+#include "trace/rank_trace.h"
+
 namespace strag::ingest::kineto {
 
 struct SyntheticTraceSpec {
@@ -171,6 +173,60 @@ inline std::string SyntheticKinetoTrace(const SyntheticTraceSpec& spec,
       "\"ms\",\n  \"baseTimeNanoseconds\": 1700000000000000000\n}\n";
   if (counts != nullptr) *counts = n;
   return json;
+}
+
+// Empty when `a` and `b` hold the same data, else the first field that
+// differs.
+inline std::string RankTraceDifference(const trace::RankTrace& a,
+                                       const trace::RankTrace& b) {
+  const auto same_groups = [&] {
+    if (a.groups.size() != b.groups.size()) return false;
+    for (size_t i = 0; i < a.groups.size(); ++i) {
+      if (a.groups[i].name != b.groups[i].name ||
+          a.groups[i].desc != b.groups[i].desc ||
+          a.groups[i].ranks != b.groups[i].ranks) {
+        return false;
+      }
+    }
+    return true;
+  };
+  const auto same_steps = [&] {
+    if (a.steps.size() != b.steps.size()) return false;
+    for (size_t i = 0; i < a.steps.size(); ++i) {
+      if (a.steps[i].id != b.steps[i].id ||
+          a.steps[i].start_ns != b.steps[i].start_ns ||
+          a.steps[i].end_ns != b.steps[i].end_ns) {
+        return false;
+      }
+    }
+    return true;
+  };
+  const auto same_comms = [&] {
+    if (a.comms.size() != b.comms.size()) return false;
+    for (size_t i = 0; i < a.comms.size(); ++i) {
+      const trace::CommOp& x = a.comms[i];
+      const trace::CommOp& y = b.comms[i];
+      if (x.kind != y.kind || x.group != y.group || x.seq != y.seq ||
+          x.in_nelems != y.in_nelems || x.out_nelems != y.out_nelems ||
+          x.group_size != y.group_size || x.peer != y.peer) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (a.source != b.source) return "source";
+  if (a.rank != b.rank || a.world_size != b.world_size) return "rank";
+  if (a.backend != b.backend || a.cpu_only != b.cpu_only) return "backend";
+  if (!same_groups()) return "groups";
+  if (!same_steps()) return "steps";
+  if (a.start_ns != b.start_ns || a.dur_ns != b.dur_ns) return "times";
+  if (a.launch_ns != b.launch_ns) return "launch_ns";
+  if (a.stream != b.stream || a.comm != b.comm) return "stream / comm";
+  if (a.name != b.name || a.names != b.names) return "names";
+  if (!same_comms()) return "comms";
+  if (a.events != b.events || a.skipped != b.skipped) return "skipped";
+  if (a.warnings != b.warnings) return "warnings";
+  return "";
 }
 
 }  // namespace strag::ingest::kineto

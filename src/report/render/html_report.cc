@@ -155,8 +155,7 @@ void WriteTimelineRows(JsonWriter* w, const whatif::Timeline& t,
   std::map<int32_t, std::string> label;
   for (const whatif::TimelineOp& op : t.ops) {
     if (row_of->count(op.rank) && !label.count(op.rank)) {
-      label[op.rank] =
-          StrFormat("rank %d (dp %d, stage %d)", op.rank, op.dp, op.pp);
+      label[op.rank] = whatif::WorkerLabel(t.layout, op.rank, op.dp, op.pp);
     }
   }
   w->Key("rows");
@@ -261,20 +260,23 @@ void OnCallItems(std::string* out, const HtmlReportInput& in) {
   Item(out, "job utilization", StrFormat("%.1f%%", 100 * Utilization(in)));
   Item(out, "dominant cause", d.dominant_cause);
   Item(out, "largest straggler",
-       s.rank < 0
-           ? std::string("none")
+       s.rank < 0 ? std::string("none")
+       : in.result.layout == whatif::Layout::kRanks
+           ? StrFormat("global rank %d (node %d)", s.rank, s.node)
            : StrFormat("global rank %d (DP %d, PP stage %d, TP %d, node %d)",
-                    s.rank, s.dp, s.pp, s.tp, s.node));
+                       s.rank, s.dp, s.pp, s.tp, s.node));
   Item(out, "scope", d.scope);
   Item(out, "excess step time",
        StrFormat("%+.1f ms (%.0f%% blocking, %.0f%% launch delay)",
               d.excess_step_time_ms, 100 * d.blocking_share,
               100 * (1 - d.blocking_share)));
   Item(out, "persistence",
-       StrFormat("P90 of per-step S/S %.3f (%s); its DP replica slowest in "
-              "%.0f%% of steps",
-              d.persistence_p90, d.persistent ? "persistent" : "transient",
-              100 * d.worst_worker_share));
+       StrFormat("P90 of per-step S/S %.3f (%s); %s slowest in %.0f%% of "
+                 "steps",
+                 d.persistence_p90, d.persistent ? "persistent" : "transient",
+                 in.result.layout == whatif::Layout::kRanks ? "the rank"
+                                                            : "its DP replica",
+                 100 * d.worst_worker_share));
   Item(out, "probable cause",
        StrFormat("%s (lost time: %.0f%% compute, %.0f%% communication)",
               std::string(diagnose::CauseName(d.probable_cause)).c_str(),
@@ -292,7 +294,7 @@ void MetricItems(std::string* out, const HtmlReportInput& in) {
   Item(out, "M_W",
        StrFormat("%.3f (fix only the worst workers: %s)", r.fix_worst_workers.rem,
               RankList(r.fix_worst_workers.ranks).c_str()));
-  if (r.pp > 1) {
+  if (r.layout == whatif::Layout::kMegatron && r.pp > 1) {
     Item(out, "M_S",
          StrFormat("%.3f (fix only the last stage)", r.fix_last_stage.rem));
   }
@@ -364,12 +366,15 @@ void RankedWorkers(std::string* out, const WhatIfResult& r) {
 }
 
 void Charts(std::string* out, const WhatIfResult& r) {
+  const bool ranks = r.layout == whatif::Layout::kRanks;
   const int heatmap_px = std::clamp(r.pp * 22 + 100, 170, 730);
   *out += StrFormat(
-      "<h2>Worker slowdown</h2>\n<p class=\"note\">DP rank x PP stage; "
+      "<h2>Worker slowdown</h2>\n<p class=\"note\">%s; "
       "colour from 1.0 to 1.5 as in the SMon view (darker is slower).</p>\n"
       "<div id=\"chart-heatmap\" class=\"chart\" style=\"height:%dpx\">"
       "</div>\n",
+      ranks ? "one column per rank (the traces do not give the layout)"
+            : "DP rank x PP stage",
       heatmap_px);
   *out +=
       "<h2>Slowdown per step</h2>\n<div id=\"chart-steps\" "
@@ -378,8 +383,10 @@ void Charts(std::string* out, const WhatIfResult& r) {
       "<div class=\"row\">\n<section><h2>By op type</h2>\n<p "
       "class=\"note\">S if only this op type were left unfixed.</p>\n<div "
       "id=\"chart-optype\" class=\"chart\"></div></section>\n"
-      "<section><h2>By stage</h2>\n<p class=\"note\">S if only this stage "
-      "were left unfixed.</p>\n<div id=\"chart-stage\" class=\"chart\">"
+      "<section><h2>By " + std::string(ranks ? "rank" : "stage") +
+      "</h2>\n<p class=\"note\">S if only this " +
+      std::string(ranks ? "rank" : "stage") +
+      " were left unfixed.</p>\n<div id=\"chart-stage\" class=\"chart\">"
       "</div></section>\n</div>\n";
 }
 

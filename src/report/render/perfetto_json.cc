@@ -83,12 +83,12 @@ void Metadata(EventSink& sink, std::string_view name, int64_t pid, int64_t tid,
   sink.Commit();
 }
 
-void WorkerMetadata(EventSink& sink, const std::map<int32_t, Worker>& workers) {
+void WorkerMetadata(EventSink& sink, whatif::Layout layout,
+                    const std::map<int32_t, Worker>& workers) {
   for (const auto& [rank, worker] : workers) {
     const int64_t pid = Pid(rank);
-    const std::string name = "rank " + std::to_string(rank) + " (dp " +
-                             std::to_string(worker.dp) + ", stage " +
-                             std::to_string(worker.pp) + ")";
+    const std::string name =
+        whatif::WorkerLabel(layout, rank, worker.dp, worker.pp);
     Metadata(sink, "process_name", pid, -1, name, 0);
     // Lowest first in the UI: rank order.
     Metadata(sink, "process_sort_index", pid, -1, "", rank);
@@ -223,7 +223,9 @@ std::string RenderPerfettoJson(const std::vector<whatif::Timeline>& steps,
   }
   std::string out = "{\"traceEvents\": [";
   EventSink sink(&out);
-  WorkerMetadata(sink, workers);
+  WorkerMetadata(sink,
+                 steps.empty() ? whatif::Layout::kMegatron : steps[0].layout,
+                 workers);
   const int32_t marker_rank = workers.empty() ? 0 : workers.begin()->first;
   int64_t offset_ns = 0;
   int64_t next_flow_id = 1;

@@ -224,9 +224,7 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
   for (size_t k = 0;
        k < r.workers.size() && k < static_cast<size_t>(options.top); ++k) {
     const whatif::WorkerScore& w = r.workers[k];
-    const std::string label =
-        ranks ? StrFormat("rank %d", w.rank)
-              : StrFormat("rank %d (dp %d, stage %d)", w.rank, w.dp, w.pp);
+    const std::string label = whatif::WorkerLabel(r.layout, w.rank, w.dp, w.pp);
     out += StrFormat("    %-30s %6.3f\n", label.c_str(), w.score);
   }
   out += "\n";
