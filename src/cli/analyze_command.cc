@@ -179,10 +179,17 @@ Status RunAnalyze(const std::vector<std::string>& args) {
 
   whatif::PreparedTrace prepared;
   std::optional<report::InputNotes> notes;
+  std::string coverage;  // why no diagnosis is made, if so
   if (kineto) {
     ASSIGN_OR_RETURN(KinetoJob job, ReadKinetoJob(inputs, options.threads
                                                               ? options.threads
                                                               : HardwareThreads()));
+    coverage = CoverageProblem(job);
+    if (!coverage.empty()) {
+      job.notes.warnings.push_back(
+          "no diagnosis: " + coverage +
+          "; the numbers describe the traced ranks only");
+    }
     prepared = std::move(job.prepared);
     notes = std::move(job.notes);
     for (const std::string& w : notes->warnings) {
@@ -201,10 +208,19 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(whatif::WhatIfResult result,
                    whatif::Analyze(prepared, options));
 
+  // Without enough of the job, costs cover the traced ranks only.
+  trace::JobMeta cost_meta = meta;
+  if (!coverage.empty()) {
+    cost_meta.world_size = static_cast<int64_t>(prepared.workers.size());
+  }
   ASSIGN_OR_RETURN(const econ::StepCost cost,
-                   CostFromFlags(flags, result, meta));
+                   CostFromFlags(flags, result, cost_meta));
   diagnose::Diagnosis diagnosis = diagnose::Diagnose(
       prepared, result, {.gpus_per_node = GpusPerNode(meta), .tp = meta.tp});
+  if (!coverage.empty()) {
+    diagnosis.probable_cause = diagnose::Cause::kNone;
+    diagnosis.dominant_cause = "unknown: " + coverage;
+  }
   ASSIGN_OR_RETURN(const std::optional<whatif::Timeline> slowest,
                    SlowestStepTimeline(prepared, result));
   if (slowest) diagnose::AddWorstStep(*slowest, &diagnosis);

@@ -106,6 +106,20 @@ void NoteClock(const graph::GenericModel& model, report::InputNotes* notes) {
 
 }  // namespace
 
+std::string CoverageProblem(const KinetoJob& job) {
+  const auto traced = static_cast<int64_t>(job.prepared.workers.size());
+  if (2 * traced < job.notes.world_size) {
+    return "only " + std::to_string(traced) + " of " +
+           std::to_string(job.notes.world_size) +
+           " ranks are traced: a straggler among the others is invisible";
+  }
+  if (job.prepared.steps.size() < 2) {
+    return "only one complete step: nothing tells a straggler from a slow "
+           "step";
+  }
+  return "";
+}
+
 bool IsKinetoInput(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return true;

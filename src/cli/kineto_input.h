@@ -23,6 +23,11 @@ struct KinetoJob {
   report::InputNotes notes;
 };
 
+// Why the traces are too few for a diagnosis (fewer than half the world's
+// ranks, or a single complete step), or "" when they suffice. The analysis
+// is still made, for the traced ranks only; the report says so.
+std::string CoverageProblem(const KinetoJob& job);
+
 // Reads every trace of `paths` (files, or folders of `*.json[.gz]`) on up to
 // `threads` threads. A file that cannot be read, or that claims a rank
 // another file already has, becomes a warning and the job goes on without

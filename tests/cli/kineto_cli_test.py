@@ -6,7 +6,7 @@ injected straggler found, and damaged input (truncated JSON or gzip, a
 missing or duplicated rank, negative durations, a collective one rank never
 joins) reported by file while the analysis goes on.
 
-usage: kineto_cli_test.py STRAG_BINARY
+usage: kineto_cli_test.py STRAG_BINARY [SHARED_DATA_DIR]
 """
 import glob
 import gzip
@@ -21,6 +21,8 @@ import tempfile
 import unittest
 
 STRAG = sys.argv[1] if len(sys.argv) > 1 else "build/strag"
+DATA = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "shared", "data")
 
 # 64 traced ranks (DP 16 x PP 4), one slow worker. Communication has no
 # noise: members of a collective then end at the same instant, which is what
@@ -55,12 +57,12 @@ class KinetoCliTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp)
 
-    def simulate(self, spec, *flags):
+    def simulate(self, spec, *flags, fmt="kineto"):
         path = os.path.join(self.tmp, "spec.yaml")
         with open(path, "w") as f:
             f.write(spec)
         out = os.path.join(self.tmp, "sim")
-        r = run("simulate", path, "--out", out, "--format", "kineto", *flags)
+        r = run("simulate", path, "--out", out, "--format", fmt, *flags)
         self.assertEqual(r.returncode, 0, r.stderr)
         return os.path.join(out, "kineto")
 
@@ -97,6 +99,20 @@ class KinetoCliTest(unittest.TestCase):
         file_rank = next(r["rank"] for r in truth["ranks"] if r["global_rank"] == 37)
         self.assertEqual(result["report"]["largest_straggler"]["rank"], file_rank)
         self.assertEqual(result["report"]["probable_cause"], "faulty_worker")
+
+    def test_generic_model_agrees_with_megatron_model(self):
+        """The same simulated pipeline job, analysed from its ops CSV (the
+        published Megatron model) and from its Kineto traces (the generic
+        model, which infers the dependencies), gives nearly the same S."""
+        folder = self.simulate(SPEC_64, fmt="csv,kineto")
+        _, err, generic = self.analyze(folder)
+        self.assertIsNotNone(generic, err)
+        _, err, megatron = self.analyze(os.path.join(folder, "..", "ops.csv.gz"))
+        self.assertIsNotNone(megatron, err)
+        print(f"S: generic {generic['slowdown']:.4f}, Megatron {megatron['slowdown']:.4f}",
+              file=sys.stderr)
+        self.assertAlmostEqual(generic["slowdown"], megatron["slowdown"], delta=0.02)
+        self.assertEqual(generic["job"]["steps"], megatron["job"]["steps"])
 
     def damaged(self):
         """A 4-rank job's traces (plain JSON) to damage."""
@@ -175,6 +191,22 @@ class KinetoCliTest(unittest.TestCase):
             f.write("\n".join(lines))
         self.assert_goes_on(folder, r"rank-3.*no NCCL kernel",
                             r"rank 3.*instead of.*step dropped")
+
+
+    def test_sampled_pair_is_not_diagnosed(self):
+        """2 of 128 ranks, thinned events: numbers for the traced ranks,
+        honest warnings, and no probable cause."""
+        folder = os.path.join(DATA, "hta-kineto", "sampled-2of128")
+        if not os.path.isdir(folder):
+            self.skipTest(f"{folder} is absent (../shared/data not checked out)")
+        code, err, result = self.analyze(folder)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(result["input"]["world_size"], 128)
+        self.assertEqual(len(result["input"]["missing_ranks"]), 126)
+        self.assertIn("no diagnosis: only 2 of 128 ranks are traced", err)
+        self.assertEqual(result["report"]["probable_cause"], "none")
+        self.assertTrue(result["report"]["dominant_cause"].startswith("unknown"))
+        self.assertEqual(result["cost"]["gpus"], 2)  # not extrapolated to 128
 
 
 if __name__ == "__main__":

@@ -166,11 +166,12 @@ Status GunzipStream::StartIsalMember(std::string_view rest, bool in_is_last,
     *wait = true;
     return Status::Ok();
   }
-  if (rest.size() >= 3 && static_cast<unsigned char>(rest[2]) != 8) {
-    return Corrupt(in_offset + 2, "unknown compression method");
+  // zlib reads these 4 bytes before it checks them, and says so.
+  if (rest.size() >= 4 && static_cast<unsigned char>(rest[2]) != 8) {
+    return Corrupt(in_offset + 4, "unknown compression method");
   }
   if (rest.size() >= 4 && (static_cast<unsigned char>(rest[3]) & 0xe0) != 0) {
-    return Corrupt(in_offset + 3, "unknown header flags set");
+    return Corrupt(in_offset + 4, "unknown header flags set");
   }
 #ifdef STRAG_HAVE_ISAL
   isal_inflate_init(&isal_->state);

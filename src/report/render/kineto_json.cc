@@ -2,6 +2,7 @@
 #include "report/render/kineto_json.h"
 
 #include <algorithm>
+#include <map>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -286,6 +287,12 @@ class EventText {
 // One kernel (or the CPU pause of a gc op) of a rank, on the table's clock.
 struct KinetoExport::Item {
   int64_t start = 0, end = 0;
+  // Program order (the host issues kernels in this order), as Megatron's
+  // 1F1B loop issues them: compute, its send, then the receive of the next
+  // compute (send_backward_recv_forward ...); anything else at its start.
+  // `sub` orders items of one anchor.
+  int64_t anchor = 0;
+  int sub = 4;
   int64_t launch = 0;   // start of its CPU event
   int64_t cpu_dur = 0;  // duration of its CPU event
   uint32_t row = 0;
@@ -558,6 +565,43 @@ void KinetoExport::AddStepItems(int32_t rank, const std::vector<uint32_t>& rows,
                   : t.global_chunk[i] >= 0 ? t.global_chunk[i] / pp_
                                            : 0;
   }
+  // The step's forward / backward computes by start; for each, by
+  // (backward?, seq_id), its start and the end of the one before it (-1).
+  std::vector<uint32_t> computes;
+  for (size_t k = a; k < b; ++k) {
+    if (trace::IsCompute(t.op_type[rows[k]])) computes.push_back(rows[k]);
+  }
+  std::sort(computes.begin(), computes.end(), [&t](uint32_t x, uint32_t y) {
+    return std::pair(t.start_ns[x], x) < std::pair(t.start_ns[y], y);
+  });
+  std::map<std::pair<bool, int32_t>, std::tuple<int64_t, int64_t, int64_t>>
+      compute;  // (start, end, end of the previous compute or -1)
+  for (size_t k = 0; k < computes.size(); ++k) {
+    const uint32_t i = computes[k];
+    const uint32_t before = k > 0 ? computes[k - 1] : i;
+    compute[{t.op_type[i] == OpType::kBackwardCompute, t.seq_id[i]}] = {
+        t.start_ns[i], t.start_ns[i] + t.dur_ns[i],
+        k > 0 ? t.start_ns[before] + t.dur_ns[before] : -1};
+  }
+  auto anchor = [&](uint32_t i, Item* item) {
+    const OpType type = t.op_type[i];
+    item->anchor = t.start_ns[i];
+    if (!trace::IsP2p(type)) return;
+    const bool backward =
+        type == OpType::kBackwardSend || type == OpType::kBackwardRecv;
+    const bool recv =
+        type == OpType::kForwardRecv || type == OpType::kBackwardRecv;
+    const auto it = compute.find({backward, t.seq_id[i]});
+    if (it == compute.end()) return;
+    const auto [start, end, end_before] = it->second;
+    if (!recv) {
+      item->anchor = end, item->sub = 2;  // right after its compute
+    } else if (end_before >= 0) {
+      item->anchor = end_before, item->sub = 3;  // after the previous send
+    } else {
+      item->anchor = start, item->sub = 0;  // before the first compute
+    }
+  };
   const size_t first = items->size();
   const int32_t pieces = options_.kernels_per_compute;
   for (size_t k = a; k < b; ++k) {
@@ -566,6 +610,7 @@ void KinetoExport::AddStepItems(int32_t rank, const std::vector<uint32_t>& rows,
               .end = t.start_ns[i] + t.dur_ns[i],
               .row = i,
               .op_index = static_cast<int32_t>(k)};
+    anchor(i, &item);
     const Kind kind = KindOf(t.op_type[i]);
     const bool p2p = kind == Kind::kSend || kind == Kind::kRecv;
     if (IsComm(kind) && (!p2p || ValidP2p(i, fwd_chunk, bwd_chunk))) {
@@ -583,27 +628,39 @@ void KinetoExport::AddStepItems(int32_t rank, const std::vector<uint32_t>& rows,
       item.piece = p;
       item.start = t.start_ns[i] + t.dur_ns[i] * p / pieces;
       item.end = t.start_ns[i] + t.dur_ns[i] * (p + 1) / pieces;
+      item.anchor = item.start;
       items->push_back(item);
     }
   }
   auto key = [&t](const Item& x) {
-    return std::tuple(x.start, x.end, TypeOrder(t.op_type[x.row]),
-                      t.seq_id[x.row], x.row, x.piece);
+    return std::tuple(x.anchor, x.sub, x.start, x.end,
+                      TypeOrder(t.op_type[x.row]), t.seq_id[x.row], x.row,
+                      x.piece);
   };
   std::sort(items->begin() + static_cast<ptrdiff_t>(first), items->end(),
             [&](const Item& x, const Item& y) { return key(x) < key(y); });
 }
 
-// Launches as late as the thread allows and never after the kernel starts;
-// a gc pause sits at its own time and holds the thread. Each CPU event ends
-// by the next one's start.
+// Launches in program order, each as late as every later launch allows
+// (kLaunchLeadNs before its own kernel and before every later one: the host
+// runs ahead of the GPU, as a real training loop does) and never after its
+// kernel starts; a gc pause sits at its own time and holds the thread. Each
+// CPU event ends by the next one's start.
 void KinetoExport::AssignCpuTimes(std::vector<Item>* items) const {
   const trace::OpsTable& t = *table_;
+  auto is_gc = [&](const Item& it) { return t.op_type[it.row] == OpType::kGc; };
+  std::vector<int64_t> latest(items->size());
+  int64_t bound = std::numeric_limits<int64_t>::max();
+  for (size_t k = items->size(); k-- > 0;) {
+    const Item& it = (*items)[k];
+    bound = std::min(bound, it.start - (is_gc(it) ? 0 : kLaunchLeadNs));
+    latest[k] = bound;
+  }
   int64_t free_at = std::numeric_limits<int64_t>::min();
-  for (Item& it : *items) {
-    const bool gc = t.op_type[it.row] == OpType::kGc;
-    it.launch = std::min(
-        it.start, std::max(free_at, it.start - (gc ? 0 : kLaunchLeadNs)));
+  for (size_t k = 0; k < items->size(); ++k) {
+    Item& it = (*items)[k];
+    const bool gc = is_gc(it);
+    it.launch = std::min(it.start, std::max(free_at, gc ? it.start : latest[k]));
     free_at = it.launch + (gc ? std::max<int64_t>(it.end - it.start, 1) : 1);
   }
   for (size_t k = 0; k < items->size(); ++k) {
