@@ -25,6 +25,14 @@ std::string_view TrimRight(std::string_view s) {
   return s;
 }
 
+// Whether `key` is exactly `literal` (escapes not undone, as Kineto writes
+// none in keys). Reads the literal's length and one byte more, which the
+// padded batch always has.
+template <size_t N>
+bool KeyIs(const char* key, const char (&literal)[N]) {
+  return std::memcmp(key, literal, N - 1) == 0 && key[N - 1] == '"';
+}
+
 // The text of a number, also when it is written as a string ("ts": "12").
 std::string_view NumberText(od::value& value) {
   std::string_view raw = TrimRight(value.raw_json_token());
@@ -60,21 +68,16 @@ bool GetString(od::value& value, std::string_view* out) {
   return value.get_string().get(*out) == SUCCESS;
 }
 
-void GetId(od::value& value, JsonId* id) {
-  od::json_type type;
-  if (value.type().get(type) != SUCCESS) return;
-  if (type == od::json_type::number) {
-    if (value.get_int64().get(id->number) == SUCCESS) {
-      id->present = true;
-      return;
-    }
-    id->text = TrimRight(value.raw_json_token());  // a float or a huge id
-    id->present = id->is_string = true;
-    return;
+// A string as written, when it has no escapes (most names): a view into
+// the batch, without the copy that unescaping makes.
+bool GetPlainString(od::value& value, std::string_view* out) {
+  const std::string_view raw = TrimRight(value.raw_json_token());
+  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"' &&
+      std::memchr(raw.data() + 1, '\\', raw.size() - 2) == nullptr) {
+    *out = raw.substr(1, raw.size() - 2);
+    return true;
   }
-  if (type == od::json_type::string && GetString(value, &id->text)) {
-    id->present = id->is_string = true;
-  }
+  return GetString(value, out);
 }
 
 void GetRanks(od::value& value, CommArgs* comm) {
@@ -116,31 +119,52 @@ error_code ReadArgs(od::value& value, KinetoEvent* ev) {
   CommArgs& comm = ev->comm;
   for (auto field_result : args) {
     od::field field;
-    if (const error_code e = std::move(field_result).get(field); e != SUCCESS) return e;
-    const od::raw_json_string key = field.key();
+    if (const error_code e = std::move(field_result).get(field); e != SUCCESS) {
+      return e;
+    }
+    const char* key = field.key().raw();
     od::value& v = field.value();
-    if (key == "stream") {
-      ev->has_stream = GetInteger(v, &ev->stream);
-    } else if (key == "correlation") {
-      ev->has_correlation = GetInteger(v, &ev->correlation);
-    } else if (key == "Collective name") {
-      GetString(v, &comm.collective);
-    } else if (key == "In msg nelems") {
-      GetInteger(v, &comm.in_nelems);
-    } else if (key == "Out msg nelems") {
-      GetInteger(v, &comm.out_nelems);
-    } else if (key == "Group size") {
-      GetInteger(v, &comm.group_size);
-    } else if (key == "Process Group Name") {
-      if (!GetString(v, &comm.group_name)) GetInteger(v, &comm.group_id);
-    } else if (key == "Process Group Description") {
-      GetString(v, &comm.group_desc);
-    } else if (key == "Process Group Ranks") {
-      GetRanks(v, &comm);
-    } else if (key == "Process Group ID") {
-      GetInteger(v, &comm.group_id);
-    } else if (key == "Seq" || key == "seq") {
-      GetInteger(v, &comm.seq);
+    switch (key[0]) {
+      case 's':
+        if (KeyIs(key, "stream")) {
+          ev->has_stream = GetInteger(v, &ev->stream);
+        } else if (KeyIs(key, "seq")) {
+          GetInteger(v, &comm.seq);
+        }
+        break;
+      case 'c':
+        if (KeyIs(key, "correlation")) {
+          ev->has_correlation = GetInteger(v, &ev->correlation);
+        }
+        break;
+      case 'C':
+        if (KeyIs(key, "Collective name")) GetString(v, &comm.collective);
+        break;
+      case 'I':
+        if (KeyIs(key, "In msg nelems")) GetInteger(v, &comm.in_nelems);
+        break;
+      case 'O':
+        if (KeyIs(key, "Out msg nelems")) GetInteger(v, &comm.out_nelems);
+        break;
+      case 'G':
+        if (KeyIs(key, "Group size")) GetInteger(v, &comm.group_size);
+        break;
+      case 'S':
+        if (KeyIs(key, "Seq")) GetInteger(v, &comm.seq);
+        break;
+      case 'P':
+        if (KeyIs(key, "Process Group Name")) {
+          if (!GetString(v, &comm.group_name)) GetInteger(v, &comm.group_id);
+        } else if (KeyIs(key, "Process Group Description")) {
+          GetString(v, &comm.group_desc);
+        } else if (KeyIs(key, "Process Group Ranks")) {
+          GetRanks(v, &comm);
+        } else if (KeyIs(key, "Process Group ID")) {
+          GetInteger(v, &comm.group_id);
+        }
+        break;
+      default:
+        break;
     }
   }
   return SUCCESS;
@@ -161,29 +185,45 @@ error_code ReadEvent(od::value& value, const EventConsumer& consumer,
   bool args_later = false;
   for (auto field_result : object) {
     od::field field;
-    if (const error_code e = std::move(field_result).get(field); e != SUCCESS) return e;
-    const od::raw_json_string key = field.key();
+    if (const error_code e = std::move(field_result).get(field); e != SUCCESS) {
+      return e;
+    }
+    const char* key = field.key().raw();
     od::value& v = field.value();
-    if (key == "ph") {
-      ev->has_ph = GetString(v, &ev->ph);
-    } else if (key == "cat") {
-      ev->has_cat = GetString(v, &ev->cat);
-    } else if (key == "name") {
-      ev->has_name = GetString(v, &ev->name);
-    } else if (key == "ts") {
-      ev->ts = NumberText(v);
-    } else if (key == "dur") {
-      ev->dur = NumberText(v);
-    } else if (key == "pid") {
-      GetId(v, &ev->pid);
-    } else if (key == "tid") {
-      GetId(v, &ev->tid);
-    } else if (key == "args") {
-      if (!ev->has_ph || !ev->has_cat || !ev->has_name) {
-        args_later = true;
-      } else if (consumer.NeedsArgs(ev->ph, ev->cat, ev->name)) {
-        if (const error_code e = ReadArgs(v, ev); e != SUCCESS) return e;
-      }
+    switch (key[0]) {
+      case 'p':
+        if (KeyIs(key, "ph")) {
+          ev->has_ph = GetPlainString(v, &ev->ph);
+        } else if (KeyIs(key, "pid")) {
+          ev->pid.raw = TrimRight(v.raw_json_token());
+        }
+        break;
+      case 'c':
+        if (KeyIs(key, "cat")) ev->has_cat = GetPlainString(v, &ev->cat);
+        break;
+      case 'n':
+        if (KeyIs(key, "name")) ev->has_name = GetPlainString(v, &ev->name);
+        break;
+      case 't':
+        if (KeyIs(key, "ts")) {
+          ev->ts = NumberText(v);
+        } else if (KeyIs(key, "tid")) {
+          ev->tid.raw = TrimRight(v.raw_json_token());
+        }
+        break;
+      case 'd':
+        if (KeyIs(key, "dur")) ev->dur = NumberText(v);
+        break;
+      case 'a':
+        if (!KeyIs(key, "args")) break;
+        if (!ev->has_ph || !ev->has_cat || !ev->has_name) {
+          args_later = true;
+        } else if (consumer.NeedsArgs(ev->ph, ev->cat, ev->name)) {
+          if (const error_code e = ReadArgs(v, ev); e != SUCCESS) return e;
+        }
+        break;
+      default:
+        break;
     }
   }
   if (!args_later || !consumer.NeedsArgs(ev->ph, ev->cat, ev->name)) {
@@ -195,8 +235,10 @@ error_code ReadEvent(od::value& value, const EventConsumer& consumer,
   }
   for (auto field_result : object) {
     od::field field;
-    if (const error_code e = std::move(field_result).get(field); e != SUCCESS) return e;
-    if (field.key() == "args") return ReadArgs(field.value(), ev);
+    if (const error_code e = std::move(field_result).get(field); e != SUCCESS) {
+      return e;
+    }
+    if (KeyIs(field.key().raw(), "args")) return ReadArgs(field.value(), ev);
   }
   return SUCCESS;
 }

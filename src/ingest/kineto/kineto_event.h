@@ -19,13 +19,10 @@
 
 namespace strag::ingest::kineto {
 
-// A pid or tid: Kineto writes numbers, but also strings ("CPU functions",
-// "Spans", "PyTorch Profiler").
+// A pid or tid as written: Kineto writes numbers, but also strings ("CPU
+// functions", "Spans", "PyTorch Profiler"). Read only for the events kept.
 struct JsonId {
-  bool present = false;
-  bool is_string = false;
-  int64_t number = 0;
-  std::string_view text;  // when is_string
+  std::string_view raw;  // the JSON token, quotes included; empty: absent
 };
 
 // The communication args of a kernel or a record_param_comms op (-1 / empty

@@ -110,10 +110,12 @@ TEST(ReadKinetoFileTest, CorruptGzipAndBadJson) {
 
   const std::string truncated_json =
       WriteTemp("rank-1.json", SmallTrace().substr(0, 5000));
-  EXPECT_EQ(ReadKinetoFile(truncated_json).status().message(),
-            truncated_json +
-                ": truncated JSON: the text ends at byte 5000 inside "
-                "traceEvents");
+  EXPECT_EQ(ReadKinetoFile(truncated_json).status().message().rfind(
+                truncated_json +
+                    ": truncated JSON: the text ends at byte 5000 inside "
+                    "traceEvents",
+                0),
+            0u);
   EXPECT_EQ(ReadKinetoFile((TempDir() / "missing.json").string())
                 .status()
                 .code(),

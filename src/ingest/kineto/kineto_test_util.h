@@ -80,6 +80,32 @@ inline std::string SyntheticKinetoTrace(const SyntheticTraceSpec& spec,
   };
   int64_t t = int64_t{1212075548353} * 1000 + 47;  // ns after the base
   int64_t correlation = 1000;
+  // Deterministic jitter, so that the text compresses like a real trace
+  // (about 10:1) rather than like a repeated template.
+  uint64_t lcg = 12345;
+  const auto jitter = [&lcg](int64_t range) {
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int64_t>((lcg >> 33) % static_cast<uint64_t>(range));
+  };
+  static const char* const kKernels[] = {
+      "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_"
+      "align4>(cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4::Params)",
+      "void at::native::vectorized_elementwise_kernel<4, "
+      "at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, "
+      "at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+      "ampere_sgemm_128x64_tn",
+      "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, "
+      "float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>"
+      "(float*, float const*, int)",
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+      "at::native::func_wrapper_t<float, at::native::sum_functor<float, float, "
+      "float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, "
+      "unsigned int, float, 4> >(at::native::ReduceOp<float, "
+      "at::native::func_wrapper_t<float, at::native::sum_functor<float, float, "
+      "float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, "
+      "unsigned int, float, 4>)"};
+  static const char* const kOps[] = {"aten::mm", "aten::add", "aten::addmm",
+                                     "aten::_softmax", "aten::sum"};
   int64_t external = 1;
   int64_t seq = 0;
   for (int64_t step = 0; step < spec.steps; ++step) {
@@ -119,33 +145,40 @@ inline std::string SyntheticKinetoTrace(const SyntheticTraceSpec& spec,
         stream = 20;
         ++n.collectives;
       } else {
-        add(Complete("cpu_op", "aten::mm", pid, main_tid, t, 30'000,
+        const int64_t kind = jitter(5);
+        add(Complete("cpu_op", kOps[kind], pid, main_tid, t, 25'000 + jitter(9'000),
                      "\"External id\": " + std::to_string(external++) +
                          ", \"Record function id\": 0, \"Concrete Inputs\": "
                          "[\"\", \"\"], \"Input type\": [\"float\", \"float\"], "
-                         "\"Input Dims\": [[64, 512], [512, 512]], \"Ev Idx\": " +
-                         std::to_string(n.events)));
-        kernel_name =
-            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_"
-            "align4>(cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4::"
-            "Params)";
+                         "\"Input Dims\": [[" + std::to_string(8 << jitter(8)) +
+                         ", 512], [512, " + std::to_string(64 << jitter(6)) +
+                         "]], \"Ev Idx\": " + std::to_string(n.events)));
+        kernel_name = kKernels[kind];
       }
-      const int64_t launch = op_start + 20'000;
+      const int64_t launch = op_start + 15'000 + jitter(5'000);
       add(Complete("cuda_runtime", "cudaLaunchKernel", pid, main_tid, launch,
                    5'000,
                    "\"External id\": " + std::to_string(external) +
                        ", \"cbid\": 211, \"correlation\": " + std::to_string(c)));
       add(Flow('s', c, pid, main_tid, launch));
-      const int64_t kernel_start = launch + 15'000;
-      add(Complete("kernel", kernel_name, 0, stream, kernel_start, 12'345,
+      const int64_t kernel_start = launch + 5'000 + jitter(20'000);
+      add(Complete("kernel", kernel_name, 0, stream, kernel_start,
+                   2'000 + jitter(15'000),
                    kernel_args + "\"External id\": " + std::to_string(external) +
                        ", \"queued\": 0, \"device\": 0, \"context\": 1, "
                        "\"stream\": " + std::to_string(stream) +
                        ", \"correlation\": " + std::to_string(c) +
-                       ", \"registers per thread\": 168, \"shared memory\": "
-                       "49152, \"blocks per SM\": 0.592593, \"warps per SM\": "
-                       "2.370370, \"grid\": [32, 2, 1], \"block\": [128, 1, 1], "
-                       "\"est. achieved occupancy %\": 4"));
+                       ", \"registers per thread\": " +
+                       std::to_string(32 + 8 * jitter(20)) +
+                       ", \"shared memory\": " + std::to_string(1024 * jitter(64)) +
+                       ", \"blocks per SM\": 0." + std::to_string(100000 + jitter(899999)) +
+                       ", \"warps per SM\": " + std::to_string(jitter(9)) + "." +
+                       std::to_string(100000 + jitter(899999)) + ", \"grid\": [" +
+                       std::to_string(1 + jitter(512)) + ", " +
+                       std::to_string(1 + jitter(4)) + ", 1], \"block\": [" +
+                       std::to_string(32 << jitter(5)) +
+                       ", 1, 1], \"est. achieved occupancy %\": " +
+                       std::to_string(jitter(100))));
       add(Flow('f', c, 0, stream, kernel_start));
       ++n.gpu_ops;
       ++n.launches;

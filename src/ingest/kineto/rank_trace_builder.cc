@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <limits>
 
 #include "ingest/common/huge_pages.h"
@@ -112,13 +113,18 @@ bool RankTraceBuilder::NeedsArgs(std::string_view ph, std::string_view cat,
          CpuCommFamilyOf(name) != CpuCommFamily::kNone;
 }
 
+// An integer id is itself; anything else (a string, a float) gets an id
+// from kStringIdBase up, one per distinct text.
 int64_t RankTraceBuilder::IdOf(const JsonId& id) {
-  if (!id.present) return -1;
-  if (!id.is_string) return id.number;
-  const auto it = string_ids_.find(id.text);
+  if (id.raw.empty()) return -1;
+  int64_t number = 0;
+  const char* end = id.raw.data() + id.raw.size();
+  const auto [ptr, ec] = std::from_chars(id.raw.data(), end, number);
+  if (ec == std::errc() && ptr == end) return number;
+  const auto it = string_ids_.find(id.raw);
   if (it != string_ids_.end()) return it->second;
   const int64_t value = kStringIdBase + static_cast<int64_t>(string_ids_.size());
-  string_ids_.emplace(std::string(id.text), value);
+  string_ids_.emplace(std::string(id.raw), value);
   return value;
 }
 
@@ -137,16 +143,20 @@ Status RankTraceBuilder::Add(const KinetoEvent& event) {
     return Status::Ok();
   }
   if (event.ph != "X") {
-    records_.Skip(PhaseReason(event.ph));
+    if (event.ph.size() == 1) {
+      ++phases_[static_cast<unsigned char>(event.ph[0])];
+    } else {
+      records_.Skip(PhaseReason(event.ph));
+    }
     return Status::Ok();
   }
   const Category category = CategoryOf(event);
   if (category == Category::kIgnored) {
-    records_.Skip("category " + Quoted(event.cat));
+    CountCategory(&categories_, event.cat);
     return Status::Ok();
   }
   if (category == Category::kUnknown) {
-    records_.Skip("unknown category " + Quoted(event.cat));
+    CountCategory(&unknown_categories_, event.cat);
     return Status::Ok();
   }
   const std::optional<int64_t> ts = MicrosTextToNanos(event.ts);
@@ -182,6 +192,22 @@ Status RankTraceBuilder::Add(const KinetoEvent& event) {
       break;
   }
   return Status::Ok();
+}
+
+// At most kMaxCategories names each: odd input cannot make the counts
+// huge.
+void RankTraceBuilder::CountCategory(
+    std::map<std::string, int64_t, std::less<>>* counts,
+    std::string_view category) {
+  constexpr size_t kMaxCategories = 100;
+  auto it = counts->find(category);
+  if (it == counts->end()) {
+    const std::string key = counts->size() < kMaxCategories
+                                ? std::string(category.substr(0, 40))
+                                : std::string("(others)");
+    it = counts->try_emplace(key, 0).first;
+  }
+  ++it->second;
 }
 
 void RankTraceBuilder::NegativeDuration(const KinetoEvent& event) {
@@ -356,6 +382,16 @@ void RankTraceBuilder::Account() {
     records_.Skip("gloo op (a GPU trace: its rows are GPU ops)", gloo_ops_);
   }
   records_.Skip("user annotation", annotations_);
+  for (size_t ph = 0; ph < phases_.size(); ++ph) {
+    records_.Skip(PhaseReason(std::string(1, static_cast<char>(ph))),
+                  phases_[ph]);
+  }
+  for (const auto& [category, count] : categories_) {
+    records_.Skip("category " + Quoted(category), count);
+  }
+  for (const auto& [category, count] : unknown_categories_) {
+    records_.Skip("unknown category " + Quoted(category), count);
+  }
   if (negative_durations_ > 10) {
     out.warnings.push_back(records_.source + ": " +
                            std::to_string(negative_durations_ - 10) +

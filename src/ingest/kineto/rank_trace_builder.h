@@ -8,6 +8,7 @@
 #ifndef STRAG_SRC_INGEST_KINETO_RANK_TRACE_BUILDER_H_
 #define STRAG_SRC_INGEST_KINETO_RANK_TRACE_BUILDER_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -46,6 +47,8 @@ class RankTraceBuilder : public EventConsumer {
   void AddCandidate(const ThreadKey& thread, int64_t ts, int64_t end,
                     std::string_view name, bool is_comm);
   void NegativeDuration(const KinetoEvent& event);
+  void CountCategory(std::map<std::string, int64_t, std::less<>>* counts,
+                     std::string_view category);
   CommDetails DetailsFromArgs(const CommArgs& args);
   int64_t IdOf(const JsonId& id);
   ThreadKey ThreadOf(const KinetoEvent& event);
@@ -60,6 +63,11 @@ class RankTraceBuilder : public EventConsumer {
   // start inside it are nested and dropped at once (the ops of a thread
   // come in time order in practice; those that do not are sorted later).
   std::map<ThreadKey, std::pair<int64_t, int64_t>> top_level_;
+  // Skipped events by phase and by category, counted without building a
+  // reason string per event (flow events are a third of a trace).
+  std::array<int64_t, 256> phases_{};
+  std::map<std::string, int64_t, std::less<>> categories_;
+  std::map<std::string, int64_t, std::less<>> unknown_categories_;
   int64_t annotations_ = 0;  // user annotations: neither steps nor comm
   int64_t gloo_ops_ = 0;
   int64_t negative_durations_ = 0;

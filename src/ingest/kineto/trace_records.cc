@@ -23,10 +23,12 @@ void CommDetails::Fill(const CommDetails& other) {
 }
 
 uint32_t TraceRecords::Intern(std::string_view name) {
-  const auto [it, added] = name_index_.try_emplace(
-      std::string(name), static_cast<uint32_t>(out.names.size()));
-  if (added) out.names.push_back(it->first);
-  return it->second;
+  const auto found = name_index_.find(name);
+  if (found != name_index_.end()) return found->second;
+  const auto index = static_cast<uint32_t>(out.names.size());
+  name_index_.emplace(std::string(name), index);
+  out.names.emplace_back(name);
+  return index;
 }
 
 int32_t TraceRecords::GroupIndex(std::string_view name, std::string_view desc,

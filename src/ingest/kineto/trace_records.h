@@ -9,6 +9,7 @@
 #define STRAG_SRC_INGEST_KINETO_TRACE_RECORDS_H_
 
 #include <compare>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -108,7 +109,15 @@ struct TraceRecords {
   void Skip(const std::string& reason, int64_t count = 1);
 
  private:
-  std::unordered_map<std::string, uint32_t> name_index_;
+  // Looked up by string_view: no string is built for a name already seen.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>()(s);
+    }
+  };
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>
+      name_index_;
   std::unordered_map<std::string, int32_t> group_index_;
   std::map<int64_t, int32_t> big_streams_;
 };

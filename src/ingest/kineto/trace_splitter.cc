@@ -254,21 +254,40 @@ Status TraceSplitter::EndValue(size_t end) {
 // for more text) until the scanned array or object closes.
 Status TraceSplitter::ScanBlocks() {
   const char* data = buffer_.get();
+  const bool events = mode_ == Mode::kEvents;
   while (pos_ + kJsonBlockBytes <= size_) {
     const size_t base = pos_;
     const JsonBlockMasks masks = ClassifyJsonBlock(data + base);
     const uint64_t inside = strings_.InsideStrings(masks);
-    uint64_t structural = (masks.open | masks.close) & ~inside;
+    const uint64_t opens = masks.open & ~inside;
+    const uint64_t closes = masks.close & ~inside;
     pos_ = base + kJsonBlockBytes;
+    // Inside an event, a block whose closing brackets cannot bring the
+    // depth back to 1 holds no event boundary: count, do not walk.
+    const int64_t open_count = __builtin_popcountll(opens);
+    const int64_t close_count = __builtin_popcountll(closes);
+    if (events && depth_ >= 2 && close_count < depth_ - 1) {
+      depth_ += open_count - close_count;
+      continue;
+    }
+    uint64_t structural = opens | closes;
     while (structural != 0) {
-      const size_t i = base + static_cast<size_t>(__builtin_ctzll(structural));
+      const int bit = __builtin_ctzll(structural);
       structural &= structural - 1;
-      const char c = data[i];
-      if (c == '{' || c == '[') {
-        RETURN_IF_ERROR(OnOpen(i, c));
+      const size_t i = base + static_cast<size_t>(bit);
+      if ((opens >> bit) & 1) {
+        if (depth_ == 1 || !events) {
+          RETURN_IF_ERROR(OnOpen(i, data[i]));
+        } else {
+          ++depth_;
+        }
         continue;
       }
-      RETURN_IF_ERROR(OnClose(i, c));
+      if (depth_ > 2 && events) {
+        --depth_;
+        continue;
+      }
+      RETURN_IF_ERROR(OnClose(i, data[i]));
       if (depth_ == 0) {
         pos_ = i + 1;  // the rest of the block goes back to StepSlow
         return Status::Ok();
