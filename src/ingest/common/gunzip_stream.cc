@@ -155,7 +155,6 @@ Result<GunzipStream::Progress> GunzipStream::InflateZlib(std::string_view in,
   return progress;
 }
 
-
 // zlib's own checks of the fixed part of a gzip header, which ISA-L does not
 // make (it reads reserved flag bits as optional fields): so both engines
 // reject a damaged header the same way. Needs the first 4 bytes of a member
@@ -234,8 +233,7 @@ Result<GunzipStream::Progress> GunzipStream::InflateIsal(std::string_view in,
     const size_t out_chunk =
         std::min(out_capacity - progress.out_bytes, kMaxZlibChunk);
     // ISA-L never writes through next_in; its API just lacks the const.
-    state->next_in =
-        reinterpret_cast<uint8_t*>(const_cast<char*>(rest.data()));
+    state->next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(rest.data()));
     state->avail_in = static_cast<uint32_t>(in_chunk);
     state->next_out = reinterpret_cast<uint8_t*>(out + progress.out_bytes);
     state->avail_out = static_cast<uint32_t>(out_chunk);

@@ -79,7 +79,7 @@ class GunzipStream {
   std::string source_name_;
   std::unique_ptr<Zlib> zlib_;  // null when ISA-L is used
   std::unique_ptr<Isal> isal_;  // null when zlib is used
-  size_t offset_ = 0;  // compressed bytes consumed by earlier calls
+  size_t offset_ = 0;           // compressed bytes consumed by earlier calls
   bool between_members_ = false;
   bool done_ = false;
 };

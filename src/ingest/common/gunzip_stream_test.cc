@@ -122,8 +122,8 @@ TEST(GunzipStreamTest, IsalErrorsLikeZlib) {
   std::string method = gz;
   method[2] = 7;
   for (const std::string& bytes :
-       {gz.substr(0, gz.size() / 2), gz.substr(0, 2), gz.substr(0, 5),
-        gz + "x", gz + "\x1f\x8b\x08", flags, method}) {
+       {gz.substr(0, gz.size() / 2), gz.substr(0, 2), gz.substr(0, 5), gz + "x",
+        gz + "\x1f\x8b\x08", flags, method}) {
     const Result<std::string> zlib = InflateInPieces(bytes, 4096, 1 << 20);
     ASSERT_FALSE(zlib.ok());
     for (size_t in_piece : {size_t{1}, size_t{5}, size_t{4096}}) {
@@ -140,7 +140,9 @@ TEST(GunzipStreamTest, IsalErrorsLikeZlib) {
         InflateInPieces(bytes, 4096, 1 << 20, GzipEngine::kIsal);
     ASSERT_FALSE(isal.ok()) << at;
     EXPECT_EQ(isal.status().code(), StatusCode::kInvalidInput);
-    EXPECT_EQ(isal.status().message().rfind("t.gz: gzip stream is corrupt at byte ", 0), 0u)
+    EXPECT_EQ(isal.status().message().rfind(
+                  "t.gz: gzip stream is corrupt at byte ", 0),
+              0u)
         << isal.status().message();
   }
 }

@@ -37,15 +37,36 @@ int32_t AddComm(TraceRecords* r, const CommDetails& d) {
   op.in_nelems = d.in_nelems;
   op.out_nelems = d.out_nelems;
   op.group_size = d.group_size;
+  op.peer = d.Peer();
   r->out.comms.push_back(op);
   return static_cast<int32_t>(r->out.comms.size() - 1);
 }
 
+// The profiler marks every step with a zero-length `aten::empty` at the
+// span's start (torch.profiler's step(), not the job): as a compute row it
+// would hide a host gap at the start of the step (data loading) inside the
+// first segment.
+bool IsStepMarker(const TraceRecords& r, const CpuCandidate& op,
+                  const std::set<std::pair<ThreadKey, int64_t>>& step_starts) {
+  constexpr int64_t kNearNs = 2000;
+  if (op.end != op.ts || r.out.names[op.name] != "aten::empty") return false;
+  const auto it = step_starts.upper_bound({op.thread, op.ts});
+  if (it == step_starts.begin()) return false;
+  const auto& [thread, start] = *std::prev(it);
+  return thread == op.thread && op.ts - start <= kNearNs;
+}
+
 // Compute rows: on each step thread, the candidates not inside another
-// (the step spans themselves are no candidates), less the comm ops.
+// (the step spans themselves are no candidates), less the comm ops and the
+// profiler's step markers.
 int64_t AddComputeRows(TraceRecords* r) {
   std::set<ThreadKey> step_threads;
-  for (const StepRecord& step : r->steps) step_threads.insert(step.thread);
+  std::set<std::pair<ThreadKey, int64_t>> step_starts;
+  for (const StepRecord& step : r->steps) {
+    step_threads.insert(step.thread);
+    step_starts.insert({step.thread, step.span.start_ns});
+  }
+  int64_t markers = 0;
   if (step_threads.empty() && !r->candidates.empty()) {
     r->out.warnings.push_back(r->source +
                               ": no ProfilerStep spans: compute rows are the "
@@ -68,10 +89,15 @@ int64_t AddComputeRows(TraceRecords* r) {
     }
     top = &op;
     if (op.is_comm) continue;
+    if (IsStepMarker(*r, op, step_starts)) {
+      ++markers;
+      continue;
+    }
     AddRow(r, op.ts, op.end, -1, op.thread.tid, op.name, -1);
     ++rows;
   }
-  return rows;
+  r->Skip("profiler's step marker (aten::empty at a step's start)", markers);
+  return rows + markers;
 }
 
 // gloo ops run on gloo's threads; the c10d op on the training thread that

@@ -42,6 +42,7 @@ trace::CommOp ToCommOp(const CommDetails& d) {
   op.in_nelems = d.in_nelems;
   op.out_nelems = d.out_nelems;
   op.group_size = d.group_size;
+  op.peer = d.Peer();
   return op;
 }
 
@@ -79,7 +80,8 @@ void Warn(const LinkCounts& c, const TraceRecords& r,
     warnings->push_back(src + ": " + std::to_string(total) +
                         " NCCL kernels that do not name their collective "
                         "(SendRecv, Generic) are typed after the CPU op that "
-                        "launched them (" + KindCounts(c.typed_by_cpu_op) + ")");
+                        "launched them (" +
+                        KindCounts(c.typed_by_cpu_op) + ")");
   }
   if (c.kernels_of_unknown_kind > 0) {
     warnings->push_back(src + ": " + std::to_string(c.kernels_of_unknown_kind) +

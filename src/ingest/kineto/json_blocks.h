@@ -41,7 +41,8 @@ inline JsonBlockMasks ClassifyJsonBlock(const char* p) {
     const __m128i folded = _mm_or_si128(v, case_bit);
     const int shift = 16 * k;
     const auto bits = [](__m128i eq) {
-      return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(eq)));
+      return static_cast<uint64_t>(
+          static_cast<uint32_t>(_mm_movemask_epi8(eq)));
     };
     m.quote |= bits(_mm_cmpeq_epi8(v, quote)) << shift;
     m.backslash |= bits(_mm_cmpeq_epi8(v, backslash)) << shift;
@@ -52,11 +53,22 @@ inline JsonBlockMasks ClassifyJsonBlock(const char* p) {
   for (size_t i = 0; i < kJsonBlockBytes; ++i) {
     const uint64_t bit = uint64_t{1} << i;
     switch (p[i]) {
-      case '"': m.quote |= bit; break;
-      case '\\': m.backslash |= bit; break;
-      case '{': case '[': m.open |= bit; break;
-      case '}': case ']': m.close |= bit; break;
-      default: break;
+      case '"':
+        m.quote |= bit;
+        break;
+      case '\\':
+        m.backslash |= bit;
+        break;
+      case '{':
+      case '[':
+        m.open |= bit;
+        break;
+      case '}':
+      case ']':
+        m.close |= bit;
+        break;
+      default:
+        break;
     }
   }
 #endif

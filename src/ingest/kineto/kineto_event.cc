@@ -150,7 +150,14 @@ error_code ReadArgs(od::value& value, KinetoEvent* ev) {
         if (KeyIs(key, "Group size")) GetInteger(v, &comm.group_size);
         break;
       case 'S':
-        if (KeyIs(key, "Seq")) GetInteger(v, &comm.seq);
+        if (KeyIs(key, "Seq")) {
+          GetInteger(v, &comm.seq);
+        } else if (KeyIs(key, "Src Rank")) {
+          GetInteger(v, &comm.src_rank);
+        }
+        break;
+      case 'D':
+        if (KeyIs(key, "Dst Rank")) GetInteger(v, &comm.dst_rank);
         break;
       case 'P':
         if (KeyIs(key, "Process Group Name")) {
@@ -251,7 +258,9 @@ error_code ReadEvent(od::value& value, const EventConsumer& consumer,
 class InPlaceArray {
  public:
   InPlaceArray(char* data, size_t size)
-      : begin_(data - 1), end_(data + size), saved_begin_(*begin_),
+      : begin_(data - 1),
+        end_(data + size),
+        saved_begin_(*begin_),
         saved_end_(*end_) {
     *begin_ = '[';
     *end_ = ']';
@@ -333,9 +342,9 @@ Status EventParser::Parse(const EventBatch& batch, EventConsumer* consumer) {
   Status add_status;
   size_t done = 0;
   const std::vector<ElementSpan>& spans = *batch.elements;
-  const error_code e = impl_->ParseInPlace(
-      batch.data, batch.size, batch.offset, spans, 0, consumer, &add_status,
-      &done);
+  const error_code e =
+      impl_->ParseInPlace(batch.data, batch.size, batch.offset, spans, 0,
+                          consumer, &add_status, &done);
   RETURN_IF_ERROR(add_status);
   if (e == SUCCESS) return Status::Ok();
   // Which element is bad does not depend on the batch: find it alone.

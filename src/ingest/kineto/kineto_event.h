@@ -38,10 +38,13 @@ struct CommArgs {
   bool has_ranks = false;
   std::vector<int32_t> group_ranks;  // "Process Group Ranks"
   int64_t seq = -1;                  // "Seq" / "seq"
+  int64_t dst_rank = -1;             // "Dst Rank" (a send's peer)
+  int64_t src_rank = -1;             // "Src Rank" (a recv's peer)
 
   bool any() const {
     return !collective.empty() || in_nelems >= 0 || out_nelems >= 0 ||
-           group_size >= 0 || !group_name.empty() || group_id >= 0 || seq >= 0;
+           group_size >= 0 || !group_name.empty() || group_id >= 0 ||
+           seq >= 0 || dst_rank >= 0 || src_rank >= 0;
   }
 };
 

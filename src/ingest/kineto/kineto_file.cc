@@ -25,15 +25,15 @@ Result<trace::RankTrace> ReadKinetoFile(const std::string& path,
       std::unique_ptr<TextReader> reader,
       TextReader::Open(path, options.block_bytes, options.gzip_engine));
   KinetoOptions parse = options.parse;
-  if (parse.expected_bytes == 0) parse.expected_bytes = reader->text_bytes_hint();
+  if (parse.expected_bytes == 0)
+    parse.expected_bytes = reader->text_bytes_hint();
   KinetoParser parser(path, parse);
   TextBlockOptions blocks;
   blocks.block_bytes = options.block_bytes;
   blocks.inflate_on_thread = options.inflate_on_thread;
-  RETURN_IF_ERROR(ForEachTextBlock(reader.get(), blocks,
-                                   [&parser](std::string_view block) {
-                                     return parser.Feed(block);
-                                   }));
+  RETURN_IF_ERROR(ForEachTextBlock(
+      reader.get(), blocks,
+      [&parser](std::string_view block) { return parser.Feed(block); }));
   return parser.Finish();
 }
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "ingest/common/gzip.h"
@@ -29,6 +30,17 @@ const fs::path& TempDir() {
   }();
   return dir;
 }
+
+// Removes TempDir() after the last test.
+class RemoveTempDir : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code error;
+    fs::remove_all(TempDir(), error);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kRemoveTempDir =
+    ::testing::AddGlobalTestEnvironment(new RemoveTempDir);
 
 std::string WriteTemp(const std::string& name, const std::string& bytes) {
   const fs::path path = TempDir() / name;
@@ -110,16 +122,18 @@ TEST(ReadKinetoFileTest, CorruptGzipAndBadJson) {
 
   const std::string truncated_json =
       WriteTemp("rank-1.json", SmallTrace().substr(0, 5000));
-  EXPECT_EQ(ReadKinetoFile(truncated_json).status().message().rfind(
-                truncated_json +
-                    ": truncated JSON: the text ends at byte 5000 inside "
-                    "traceEvents",
-                0),
-            0u);
-  EXPECT_EQ(ReadKinetoFile((TempDir() / "missing.json").string())
-                .status()
-                .code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(
+      ReadKinetoFile(truncated_json)
+          .status()
+          .message()
+          .rfind(truncated_json +
+                     ": truncated JSON: the text ends at byte 5000 inside "
+                     "traceEvents",
+                 0),
+      0u);
+  EXPECT_EQ(
+      ReadKinetoFile((TempDir() / "missing.json").string()).status().code(),
+      StatusCode::kNotFound);
 }
 
 TEST(ListKinetoInputsTest, FolderOrFile) {

@@ -105,8 +105,8 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   long done = 0;
   long parsed = 0;
-  while (done < iterations &&
-         std::chrono::steady_clock::now() - start < std::chrono::seconds(seconds)) {
+  while (done < iterations && std::chrono::steady_clock::now() - start <
+                                  std::chrono::seconds(seconds)) {
     std::string input = corpus[random() % corpus.size()];
     const std::string& other = corpus[random() % corpus.size()];
     for (int m = 0, n = 1 + static_cast<int>(random() % 4); m < n; ++m) {
@@ -114,12 +114,14 @@ int main(int argc, char** argv) {
     }
     if (random() % 16 == 0) {
       const auto gz = strag::ingest::GzipCompress(input);
-      if (gz.ok()) input = random() % 2 ? *gz : gz->substr(0, random() % (gz->size() + 1));
+      if (gz.ok())
+        input = random() % 2 ? *gz : gz->substr(0, random() % (gz->size() + 1));
     }
     run(input);
     parsed += kineto_fuzz_last_parsed ? 1 : 0;
     // Inputs that still parse go on being mutated; the others seldom.
-    if ((kineto_fuzz_last_parsed || random() % 64 == 0) && input.size() < 20000) {
+    if ((kineto_fuzz_last_parsed || random() % 64 == 0) &&
+        input.size() < 20000) {
       if (corpus.size() < 256) {
         corpus.push_back(input);
       } else {

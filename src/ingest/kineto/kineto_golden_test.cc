@@ -34,39 +34,100 @@ struct Golden {
 
 const std::vector<Golden>& Goldens() {
   static const std::vector<Golden> goldens = {
-      {"amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", 0, 0, 220,
-       {1, 2}, 16, 14, {}, 1739836029603454206, 149042},
-      {"df_index_resolver/df_index_resolver.json.gz", 1, 2, 216092,
-       {2, 3, 4, 5, 6}, 22290, 19370, {{"all-reduce", 2020}},
-       1669783687389324000, 1000613000},
-      {"nccl_parser_config/nccl_data.json.gz", 0, 2, 40573, {4, 5, 6}, 3774,
-       2700, {{"all-reduce", 15}, {"broadcast", 6}}, 1716423322422880181,
+      {"amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+       0,
+       0,
+       220,
+       {1, 2},
+       16,
+       14,
+       {},
+       1739836029603454206,
+       149042},
+      {"df_index_resolver/df_index_resolver.json.gz",
+       1,
+       2,
+       216092,
+       {2, 3, 4, 5, 6},
+       22290,
+       19370,
+       {{"all-reduce", 2020}},
+       1669783687389324000,
+       1000613000},
+      {"nccl_parser_config/nccl_data.json.gz",
+       0,
+       2,
+       40573,
+       {4, 5, 6},
+       3774,
+       2700,
+       {{"all-reduce", 15}, {"broadcast", 6}},
+       1716423322422880181,
        165185838},
-      {"negative_queue_length_values_check/rank0.json.gz", 0, 16, 108936,
-       {550, 551, 552, 553, 554}, 7747, 6080,
+      {"negative_queue_length_values_check/rank0.json.gz",
+       0,
+       16,
+       108936,
+       {550, 551, 552, 553, 554},
+       7747,
+       6080,
        {{"all-gather", 10},
         {"all-reduce", 10},
         {"all-to-all", 45},
         {"other-comm", 5},
         {"reduce-scatter", 10}},
-       1683564901549715000, 449763000},
-      {"ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", 0, 1,
-       68692, {101, 102, 103, 104, 105}, 6095, 4350, {}, 1712195495505582988,
+       1683564901549715000,
+       449763000},
+      {"ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+       0,
+       1,
+       68692,
+       {101, 102, 103, 104, 105},
+       6095,
+       4350,
+       {},
+       1712195495505582988,
        472454441},
-      {"sampled-2of128/sampled_rank-0.json.gz", 0, 128, 4855, {551, 552}, 1204,
-       1154, {{"all-gather", 2}, {"all-reduce", 4}, {"all-to-all", 4}},
-       1682725898082228000, 607844000},
-      {"sampled-2of128/sampled_rank-1.json.gz", 1, 128, 4720, {551, 552}, 1154,
-       1104, {{"all-gather", 2}, {"all-reduce", 4}, {"all-to-all", 4}},
-       1682725898082381000, 667530000},
-      {"trace_diff/control/control.json.gz", 3, 8, 109123,
-       {1009, 1010, 1011, 1012, 1013, 1014}, 9450, 8568,
-       {{"all-reduce", 18}, {"all-to-all", 42}}, 1661203462599325000,
+      {"sampled-2of128/sampled_rank-0.json.gz",
+       0,
+       128,
+       4855,
+       {551, 552},
+       1204,
+       1154,
+       {{"all-gather", 2}, {"all-reduce", 4}, {"all-to-all", 4}},
+       1682725898082228000,
+       607844000},
+      {"sampled-2of128/sampled_rank-1.json.gz",
+       1,
+       128,
+       4720,
+       {551, 552},
+       1154,
+       1104,
+       {{"all-gather", 2}, {"all-reduce", 4}, {"all-to-all", 4}},
+       1682725898082381000,
+       667530000},
+      {"trace_diff/control/control.json.gz",
+       3,
+       8,
+       109123,
+       {1009, 1010, 1011, 1012, 1013, 1014},
+       9450,
+       8568,
+       {{"all-reduce", 18}, {"all-to-all", 42}},
+       1661203462599325000,
        501567000},
-      {"trace_diff/test/test.json.gz", 1, 2, 105167,
-       {1009, 1010, 1011, 1012, 1013, 1014}, 15632, 9876,
+      {"trace_diff/test/test.json.gz",
+       1,
+       2,
+       105167,
+       {1009, 1010, 1011, 1012, 1013, 1014},
+       15632,
+       9876,
        {{"all-reduce", 21}, {"all-to-all", 42}, {"other-comm", 1}},
-       1661938466265125000, 963762000},
+       1661938466265125000,
+       963762000},
   };
   return goldens;
 }
@@ -75,9 +136,9 @@ std::string DataDir() {
   return std::string(STRAG_SHARED_DATA_DIR) + "/hta-kineto";
 }
 
-#define SKIP_WITHOUT_DATA()                                            \
-  if (!std::filesystem::exists(DataDir())) {                           \
-    GTEST_SKIP() << "reference data not found at " << DataDir();       \
+#define SKIP_WITHOUT_DATA()                                      \
+  if (!std::filesystem::exists(DataDir())) {                     \
+    GTEST_SKIP() << "reference data not found at " << DataDir(); \
   }
 
 Result<trace::RankTrace> Read(const std::string& file) {
@@ -87,10 +148,9 @@ Result<trace::RankTrace> Read(const std::string& file) {
 }
 
 bool HasWarning(const trace::RankTrace& t, std::string_view text) {
-  return std::any_of(t.warnings.begin(), t.warnings.end(),
-                     [&](const std::string& w) {
-                       return w.find(text) != std::string::npos;
-                     });
+  return std::any_of(
+      t.warnings.begin(), t.warnings.end(),
+      [&](const std::string& w) { return w.find(text) != std::string::npos; });
 }
 
 TEST(KinetoGoldenTest, EveryGpuTrace) {
@@ -120,8 +180,8 @@ TEST(KinetoGoldenTest, EveryGpuTrace) {
       first = std::min(first, t.start_ns[i]);
       dur += t.dur_ns[i];
       if (t.comm[i] >= 0) {
-        ++nccl[std::string(trace::OpTypeName(
-            t.comms[static_cast<size_t>(t.comm[i])].kind))];
+        ++nccl[std::string(
+            trace::OpTypeName(t.comms[static_cast<size_t>(t.comm[i])].kind))];
       }
     }
     EXPECT_EQ(kernels, g.kernels);
@@ -136,8 +196,9 @@ TEST(KinetoGoldenTest, AmdTraceHasNoRank) {
   const std::string path =
       DataDir() + "/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz";
   EXPECT_EQ(ReadKinetoFile(path).status().message(),
-            path + ": no rank: the trace has no distributedInfo.rank and the "
-                   "file name no 'rank<N>'");
+            path +
+                ": no rank: the trace has no distributedInfo.rank and the "
+                "file name no 'rank<N>'");
 }
 
 // The process groups and args of a trace that has them.
@@ -201,10 +262,11 @@ TEST(KinetoGoldenTest, SampledPairImportsWithHonestWarnings) {
     SCOPED_TRACE(file);
     const Result<trace::RankTrace> read = Read(file);
     ASSERT_TRUE(read.ok()) << read.status().message();
-    EXPECT_TRUE(HasWarning(*read, "10 NCCL kernels that do not name their "
-                                  "collective (SendRecv, Generic) are typed "
-                                  "after the CPU op that launched them "
-                                  "(4 all-reduce, 2 all-gather, 4 all-to-all)"));
+    EXPECT_TRUE(HasWarning(*read,
+                           "10 NCCL kernels that do not name their "
+                           "collective (SendRecv, Generic) are typed "
+                           "after the CPU op that launched them "
+                           "(4 all-reduce, 2 all-gather, 4 all-to-all)"));
     for (const trace::CommOp& op : read->comms) {
       EXPECT_EQ(op.group, -1);  // the trace names no group
       EXPECT_EQ(op.seq, -1);
@@ -219,9 +281,10 @@ TEST(KinetoGoldenTest, MissingEventsAreWarnedAbout) {
   const Result<trace::RankTrace> one_rank =
       Read("ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
   ASSERT_TRUE(one_rank.ok());
-  EXPECT_TRUE(HasWarning(*one_rank, "35 CPU-side collective calls have no "
-                                    "NCCL kernel in the trace (25 all-reduce, "
-                                    "10 broadcast)"));
+  EXPECT_TRUE(HasWarning(*one_rank,
+                         "35 CPU-side collective calls have no "
+                         "NCCL kernel in the trace (25 all-reduce, "
+                         "10 broadcast)"));
   const Result<trace::RankTrace> test = Read("trace_diff/test/test.json.gz");
   ASSERT_TRUE(test.ok());
   EXPECT_TRUE(HasWarning(*test, "614 of 15632 GPU ops have no launch event"));

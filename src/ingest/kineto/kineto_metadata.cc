@@ -65,8 +65,9 @@ void ReadPgConfig(dom::element value, KinetoMetadata* meta,
                   const std::string& where) {
   dom::array groups;
   if (value.get_array().get(groups) != SUCCESS) {
-    warnings->push_back(where + "distributedInfo.pg_config is not a list; "
-                                "ignored");
+    warnings->push_back(where +
+                        "distributedInfo.pg_config is not a list; "
+                        "ignored");
     return;
   }
   for (dom::element group : groups) {
@@ -148,8 +149,9 @@ Status ParseTopLevelValue(std::string_view source, std::string_view key,
   } else if (key == "baseTimeNanoseconds") {
     meta->has_base_time = GetInteger(value, &meta->base_time_ns);
     if (!meta->has_base_time) {
-      warnings->push_back(where + "baseTimeNanoseconds is not an integer; "
-                                  "ignored");
+      warnings->push_back(where +
+                          "baseTimeNanoseconds is not an integer; "
+                          "ignored");
     }
   } else if (key == "displayTimeUnit") {
     std::string_view unit;

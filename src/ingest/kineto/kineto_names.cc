@@ -124,7 +124,8 @@ std::optional<int32_t> RankFromFileName(std::string_view path) {
   for (size_t at = lower.find("rank"); at != std::string::npos;
        at = lower.find("rank", at + 1)) {
     size_t digits = at + 4;
-    if (digits < lower.size() && (lower[digits] == '-' || lower[digits] == '_')) {
+    if (digits < lower.size() &&
+        (lower[digits] == '-' || lower[digits] == '_')) {
       ++digits;
     }
     if (digits >= lower.size() || !IsDigit(lower[digits])) continue;

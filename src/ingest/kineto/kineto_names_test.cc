@@ -51,8 +51,10 @@ TEST(KinetoNamesTest, CpuCommOps) {
 }
 
 TEST(KinetoNamesTest, NcclKernelsOldAndNew) {
-  EXPECT_TRUE(IsNcclKernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"));
-  EXPECT_TRUE(IsNcclKernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"));
+  EXPECT_TRUE(
+      IsNcclKernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"));
+  EXPECT_TRUE(
+      IsNcclKernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"));
   EXPECT_FALSE(IsNcclKernel("void at::native::elementwise_kernel<128, 4>"));
   EXPECT_EQ(NcclKernelCollective(
                 "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, "
@@ -64,13 +66,15 @@ TEST(KinetoNamesTest, NcclKernelsOldAndNew) {
             OpType::kAllReduce);
   EXPECT_EQ(NcclKernelCollective("ncclDevKernel_AllGather_RING_LL(x)"),
             OpType::kAllGather);
-  EXPECT_EQ(NcclKernelCollective("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"),
-            OpType::kReduceScatter);
+  EXPECT_EQ(
+      NcclKernelCollective("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"),
+      OpType::kReduceScatter);
   EXPECT_EQ(NcclKernelCollective("ncclDevKernel_Reduce_Sum_f32_RING_LL(x)"),
             OpType::kReduce);
   EXPECT_EQ(NcclKernelCollective("ncclDevKernel_SendRecv(x)"), std::nullopt);
-  EXPECT_EQ(NcclKernelCollective("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(x)"),
-            std::nullopt);
+  EXPECT_EQ(
+      NcclKernelCollective("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(x)"),
+      std::nullopt);
   EXPECT_EQ(NcclKernelCollective("ncclDevKernel_Generic_1(x)"), std::nullopt);
 }
 

@@ -27,8 +27,7 @@ struct KinetoParser::State {
               return events.Parse(batch, &builder);
             },
             [this, source = std::string(source_name)](
-                std::string_view key, std::string_view value,
-                uint64_t offset) {
+                std::string_view key, std::string_view value, uint64_t offset) {
               return kineto::ParseTopLevelValue(source, key, value, offset,
                                                 &meta, &meta_warnings);
             }) {
@@ -59,9 +58,9 @@ Result<trace::RankTrace> KinetoParser::Finish() {
   if (state_->finished) return Internal("KinetoParser: Finish called twice");
   state_->finished = true;
   RETURN_IF_ERROR(state_->splitter.Finish());
-  ASSIGN_OR_RETURN(trace::RankTrace trace,
-                   state_->builder.Finish(state_->meta,
-                                          state_->options.default_rank));
+  ASSIGN_OR_RETURN(
+      trace::RankTrace trace,
+      state_->builder.Finish(state_->meta, state_->options.default_rank));
   trace.warnings.insert(trace.warnings.begin(), state_->meta_warnings.begin(),
                         state_->meta_warnings.end());
   return trace;

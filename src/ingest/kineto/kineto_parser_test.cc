@@ -96,10 +96,9 @@ size_t Row(const trace::RankTrace& t, std::string_view name) {
 }
 
 bool HasWarning(const trace::RankTrace& t, std::string_view text) {
-  return std::any_of(t.warnings.begin(), t.warnings.end(),
-                     [&](const std::string& w) {
-                       return w.find(text) != std::string::npos;
-                     });
+  return std::any_of(
+      t.warnings.begin(), t.warnings.end(),
+      [&](const std::string& w) { return w.find(text) != std::string::npos; });
 }
 
 TEST(KinetoParserTest, GpuTraceRowsAndMetadata) {
@@ -137,7 +136,8 @@ TEST(KinetoParserTest, NcclKernelsAndTheirCollectives) {
   EXPECT_EQ(t.groups[1].name, "1");
   EXPECT_EQ(t.groups[1].ranks, (std::vector<int32_t>{1, 3}));
 
-  const size_t all_reduce = Row(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)");
+  const size_t all_reduce =
+      Row(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)");
   ASSERT_GE(t.comm[all_reduce], 0);
   const trace::CommOp& ar = t.comms[static_cast<size_t>(t.comm[all_reduce])];
   EXPECT_EQ(ar.kind, OpType::kAllReduce);
@@ -166,10 +166,12 @@ TEST(KinetoParserTest, NcclKernelsAndTheirCollectives) {
 
   EXPECT_TRUE(HasWarning(t, "t.json: 1 of 5 GPU ops have no launch event"));
   EXPECT_TRUE(HasWarning(t, "t.json: 1 NCCL kernels have no launch event"));
-  EXPECT_TRUE(HasWarning(t, "typed after the CPU op that launched them "
-                            "(1 all-to-all)"));
-  EXPECT_TRUE(HasWarning(t, "t.json: 1 CPU-side collective calls have no "
-                            "NCCL kernel in the trace (1 all-gather)"));
+  EXPECT_TRUE(HasWarning(t,
+                         "typed after the CPU op that launched them "
+                         "(1 all-to-all)"));
+  EXPECT_TRUE(HasWarning(t,
+                         "t.json: 1 CPU-side collective calls have no "
+                         "NCCL kernel in the trace (1 all-gather)"));
 }
 
 // Every event is counted, and everything not used is counted by reason.
@@ -199,13 +201,15 @@ TEST(KinetoParserTest, SkippedEventsAreCountedByReason) {
 TEST(KinetoParserTest, TimeUnitsAndBaseTime) {
   const std::string events =
       R"([{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1712195495519695.812, "dur": 0.5}])";
-  const trace::RankTrace ns = ParseOk(
-      R"({"displayTimeUnit": "ns", "traceEvents": )" + events + "}", "rank0.json");
+  const trace::RankTrace ns =
+      ParseOk(R"({"displayTimeUnit": "ns", "traceEvents": )" + events + "}",
+              "rank0.json");
   ASSERT_EQ(ns.size(), 1u);
   EXPECT_EQ(ns.start_ns[0], 1712195495519695812);
   EXPECT_EQ(ns.dur_ns[0], 500);
-  const trace::RankTrace ms = ParseOk(
-      R"({"traceEvents": )" + events + R"(, "displayTimeUnit": "ms"})", "rank0.json");
+  const trace::RankTrace ms =
+      ParseOk(R"({"traceEvents": )" + events + R"(, "displayTimeUnit": "ms"})",
+              "rank0.json");
   EXPECT_EQ(ms.start_ns[0], 1712195495519695812);
   const trace::RankTrace based = ParseOk(
       R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1.5, "dur": 1}], "baseTimeNanoseconds": 1719853884000000000})",
@@ -227,19 +231,24 @@ TEST(KinetoParserTest, RankFromDistributedInfoFileNameOrOption) {
   EXPECT_EQ(assumed.rank, 0);
   EXPECT_TRUE(HasWarning(assumed, "taken as rank 0"));
   // distributedInfo wins over the name, before or after the events.
-  EXPECT_EQ(ParseOk(R"({"traceEvents": [], "distributedInfo": {"rank": 3, "world_size": 8}})",
-                    "rank-5.json")
-                .rank,
-            3);
-  EXPECT_EQ(ErrorOf(R"({"distributedInfo": {"rank": 8, "world_size": 8}, "traceEvents": []})"),
-            "t.json: rank 8 is not in [0, world size 8)");
+  EXPECT_EQ(
+      ParseOk(
+          R"({"traceEvents": [], "distributedInfo": {"rank": 3, "world_size": 8}})",
+          "rank-5.json")
+          .rank,
+      3);
+  EXPECT_EQ(
+      ErrorOf(
+          R"({"distributedInfo": {"rank": 8, "world_size": 8}, "traceEvents": []})"),
+      "t.json: rank 8 is not in [0, world size 8)");
 }
 
 // A CPU-only gloo trace as newer torch writes it: compute rows are the
 // top-level CPU ops of the step thread; gloo ops on their own threads are
 // the comm rows, launched by the k-th c10d op of their kind.
 TEST(KinetoParserTest, CpuOnlyGlooTrace) {
-  const char* json = R"({"distributedInfo": {"backend": "gloo", "rank": 0, "world_size": 2},
+  const char* json =
+      R"({"distributedInfo": {"backend": "gloo", "rank": 0, "world_size": 2},
   "traceEvents": [
   {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 5, "tid": 5, "ts": 0, "dur": 1000},
   {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 5, "tid": 5, "ts": 10, "dur": 100},
@@ -283,7 +292,8 @@ TEST(KinetoParserTest, CpuOnlyGlooTrace) {
 // "CPU functions", times from the process start, gloo ops on threads 2 and
 // 3; the last gloo op ended after the profiler stopped.
 TEST(KinetoParserTest, Torch113BareList) {
-  const char* json = R"([{"name": "aten::zeros", "ph": "X", "ts": 288, "dur": 79, "tid": 1, "pid": "CPU functions", "args": {}},
+  const char* json =
+      R"([{"name": "aten::zeros", "ph": "X", "ts": 288, "dur": 79, "tid": 1, "pid": "CPU functions", "args": {}},
 {"name": "ProfilerStep#1", "ph": "X", "ts": 387, "dur": 19556, "tid": 1, "pid": "CPU functions", "args": {}},
 {"name": "DistributedDataParallel.forward", "ph": "X", "ts": 620, "dur": 3312, "tid": 1, "pid": "CPU functions", "args": {}},
 {"name": "aten::linear", "ph": "X", "ts": 801, "dur": 2806, "tid": 1, "pid": "CPU functions", "args": {}},
@@ -305,14 +315,16 @@ TEST(KinetoParserTest, Torch113BareList) {
   const size_t gloo = Row(t, "gloo:all_reduce");
   EXPECT_EQ(t.launch_ns[gloo], 8362000);
   EXPECT_EQ(t.stream[gloo], 3);
-  EXPECT_TRUE(HasWarning(t, "3 CPU all-reduce calls but 2 gloo ops: the last "
-                            "1 calls have no gloo op in the trace"));
+  EXPECT_TRUE(HasWarning(t,
+                         "3 CPU all-reduce calls but 2 gloo ops: the last "
+                         "1 calls have no gloo op in the trace"));
 }
 
 // Without gloo ops (NCCL traced without kernels), the outermost CPU comm
 // ops of known collectives are the comm rows; waits are not.
 TEST(KinetoParserTest, CpuOnlyWithoutGloo) {
-  const char* json = R"({"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [
+  const char* json =
+      R"({"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [
   {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 5, "tid": 5, "ts": 0, "dur": 100},
   {"ph": "X", "cat": "cpu_op", "name": "c10d::broadcast_", "pid": 5, "tid": 5, "ts": 10, "dur": 20},
   {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 5, "tid": 5, "ts": 11, "dur": 18, "args": {"Collective name": "broadcast", "In msg nelems": 4, "Process Group Name": "0", "Seq": 9}},
@@ -329,6 +341,36 @@ TEST(KinetoParserTest, CpuOnlyWithoutGloo) {
   EXPECT_EQ(op.in_nelems, 4);
   EXPECT_EQ(t.groups[static_cast<size_t>(op.group)].name, "0");
   EXPECT_TRUE(HasWarning(t, "1 CPU comm ops of no known collective"));
+}
+
+// Pipeline sends and receives: SendRecv kernels typed by their CPU op, the
+// peer from PyTorch's "Dst Rank" / "Src Rank"; a rank list truncated as
+// PyTorch truncates long ones leaves the ranks to pg_config.
+TEST(KinetoParserTest, SendRecvPeersAndTruncatedRankLists) {
+  const char* json = R"js({"distributedInfo": {"rank": 1, "world_size": 40,
+    "pg_config": [{"pg_name": "7", "pg_desc": "PIPELINE", "ranks": [1, 2, 3]}]},
+  "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 10, "dur": 10, "args": {"Collective name": "send", "Dst Rank": 2, "Process Group Name": "7", "Process Group Ranks": "[1, 2, ...]", "Seq": 0}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 2, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(a)", "pid": 0, "tid": 21, "ts": 20, "dur": 5, "args": {"stream": 21, "correlation": 1}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 30, "dur": 10, "args": {"Collective name": "recv", "Src Rank": 3, "Process Group Name": "7", "Seq": 1}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 32, "dur": 2, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(b)", "pid": 0, "tid": 21, "ts": 40, "dur": 5, "args": {"stream": 21, "correlation": 2}}
+  ]})js";
+  const trace::RankTrace t = ParseOk(json, "t.json");
+  ASSERT_EQ(t.comms.size(), 2u);
+  const trace::CommOp& send =
+      t.comms[static_cast<size_t>(t.comm[Row(t, "ncclDevKernel_SendRecv(a)")])];
+  EXPECT_EQ(send.kind, OpType::kSend);
+  EXPECT_EQ(send.peer, 2);
+  EXPECT_EQ(send.seq, 0);
+  const trace::CommOp& recv =
+      t.comms[static_cast<size_t>(t.comm[Row(t, "ncclDevKernel_SendRecv(b)")])];
+  EXPECT_EQ(recv.kind, OpType::kRecv);
+  EXPECT_EQ(recv.peer, 3);
+  ASSERT_EQ(t.groups.size(), 1u);
+  EXPECT_EQ(t.groups[0].ranks, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(recv.group_size, 3);  // from the group's ranks
 }
 
 TEST(KinetoParserTest, SyntheticTraceCounts) {
@@ -355,7 +397,8 @@ TEST(KinetoParserTest, PiecesCutAnywhereGiveTheSameResult) {
   spec.steps = 1;
   spec.kernels_per_step = 3;
   spec.kernels_per_collective = 2;
-  std::vector<std::string> texts = {kGpuTrace, kineto::SyntheticKinetoTrace(spec)};
+  std::vector<std::string> texts = {kGpuTrace,
+                                    kineto::SyntheticKinetoTrace(spec)};
   texts.push_back(texts[0].substr(0, texts[0].size() / 2));  // truncated
   std::string bad_event = texts[0];
   bad_event.replace(bad_event.find("\"dur\": 20,"), 10, "\"dur\": 20,,");
@@ -400,7 +443,8 @@ TEST(KinetoParserTest, ErrorsNameTheFileAndTheByte) {
             "t.json: byte 0: not JSON: expected '{' or '[' but found 'h'");
   EXPECT_EQ(ErrorOf(R"({"schemaVersion": 1})"),
             "t.json: no traceEvents: not a Chrome / Kineto trace");
-  const std::string bad = R"({"traceEvents": [{"ph": "X"}, {"ph": "X", "ts": 1,}]})";
+  const std::string bad =
+      R"({"traceEvents": [{"ph": "X"}, {"ph": "X", "ts": 1,}]})";
   const std::string error = ErrorOf(bad);
   EXPECT_EQ(error.rfind("t.json: byte 30: invalid JSON in an event: ", 0), 0u)
       << error;

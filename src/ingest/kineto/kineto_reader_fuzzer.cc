@@ -6,8 +6,8 @@
 // kineto_fuzz_driver.cc runs it without libFuzzer, in CI.
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <string_view>
@@ -52,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                          (size > 0 ? static_cast<unsigned char>(data[0]) : 0));
   strag::ingest::KinetoOptions options;
   options.default_rank = size % 3 == 0 ? -1 : 0;
-  const auto whole = strag::ingest::ParseKinetoTrace(*text, "fuzz.json", options);
+  const auto whole =
+      strag::ingest::ParseKinetoTrace(*text, "fuzz.json", options);
   options.batch_bytes = 1 + random() % 600;
   const auto pieces = ParseInPieces(*text, options, &random);
   if (whole.ok() != pieces.ok()) {

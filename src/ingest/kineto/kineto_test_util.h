@@ -56,8 +56,9 @@ inline std::string Complete(const std::string& cat, const std::string& name,
 
 inline std::string Flow(char ph, int64_t id, int64_t pid, int64_t tid,
                         int64_t ts) {
-  return std::string("{\n    \"ph\": \"") + ph + "\", \"id\": " +
-         std::to_string(id) + ", \"pid\": " + std::to_string(pid) +
+  return std::string("{\n    \"ph\": \"") + ph +
+         "\", \"id\": " + std::to_string(id) +
+         ", \"pid\": " + std::to_string(pid) +
          ", \"tid\": " + std::to_string(tid) + ", \"ts\": " + Micros(ts) +
          ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"" +
          (ph == 'f' ? ", \"bp\": \"e\"" : "") + "\n  }";
@@ -65,15 +66,16 @@ inline std::string Flow(char ph, int64_t id, int64_t pid, int64_t tid,
 
 }  // namespace synthetic_internal
 
-inline std::string SyntheticKinetoTrace(const SyntheticTraceSpec& spec,
-                                        SyntheticTraceCounts* counts = nullptr) {
+inline std::string SyntheticKinetoTrace(
+    const SyntheticTraceSpec& spec, SyntheticTraceCounts* counts = nullptr) {
   using synthetic_internal::Complete;
   using synthetic_internal::Flow;
   SyntheticTraceCounts n;
   const int64_t pid = 4242;
   const int64_t main_tid = 4242;
   std::string events;
-  events.reserve(static_cast<size_t>(spec.steps * spec.kernels_per_step) * 1100);
+  events.reserve(static_cast<size_t>(spec.steps * spec.kernels_per_step) *
+                 1100);
   const auto add = [&](const std::string& event) {
     if (n.events++ > 0) events += ",\n  ";
     events += event;
@@ -128,10 +130,12 @@ inline std::string SyntheticKinetoTrace(const SyntheticTraceSpec& spec,
         const std::string comm_args =
             "\"Collective name\": \"allreduce\", \"dtype\": \"Float\", "
             "\"In msg nelems\": 2049000, \"Out msg nelems\": 2049000, "
-            "\"Group size\": " + std::to_string(spec.world_size) +
+            "\"Group size\": " +
+            std::to_string(spec.world_size) +
             ", \"Process Group Name\": \"0\", \"Process Group Description\": "
             "\"default_pg\", \"Process Group Ranks\": \"[0, 1, 2, 3, 4, 5, 6, "
-            "7]\", \"Seq\": " + std::to_string(seq++);
+            "7]\", \"Seq\": " +
+            std::to_string(seq++);
         add(Complete("cpu_op", "c10d::allreduce_", pid, main_tid, t, 30'000,
                      "\"External id\": " + std::to_string(external++)));
         add(Complete("cpu_op", "record_param_comms", pid, main_tid, t + 1'000,
@@ -139,46 +143,51 @@ inline std::string SyntheticKinetoTrace(const SyntheticTraceSpec& spec,
         add(Complete("user_annotation", "nccl:all_reduce", pid, main_tid,
                      t + 2'000, 26'000, "\"External id\": 0"));
         kernel_name = spec.new_nccl_names
-                          ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
-                          : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+                          ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL("
+                            "ncclDevKernelArgsStorage<4096ul>)"
+                          : "ncclKernel_AllReduce_RING_LL_Sum_float("
+                            "ncclDevComm*, unsigned long, ncclWork*)";
         kernel_args = comm_args + ", ";
         stream = 20;
         ++n.collectives;
       } else {
         const int64_t kind = jitter(5);
-        add(Complete("cpu_op", kOps[kind], pid, main_tid, t, 25'000 + jitter(9'000),
-                     "\"External id\": " + std::to_string(external++) +
-                         ", \"Record function id\": 0, \"Concrete Inputs\": "
-                         "[\"\", \"\"], \"Input type\": [\"float\", \"float\"], "
-                         "\"Input Dims\": [[" + std::to_string(8 << jitter(8)) +
-                         ", 512], [512, " + std::to_string(64 << jitter(6)) +
-                         "]], \"Ev Idx\": " + std::to_string(n.events)));
+        add(Complete(
+            "cpu_op", kOps[kind], pid, main_tid, t, 25'000 + jitter(9'000),
+            "\"External id\": " + std::to_string(external++) +
+                ", \"Record function id\": 0, \"Concrete Inputs\": "
+                "[\"\", \"\"], \"Input type\": [\"float\", \"float\"], "
+                "\"Input Dims\": [[" +
+                std::to_string(8 << jitter(8)) + ", 512], [512, " +
+                std::to_string(64 << jitter(6)) +
+                "]], \"Ev Idx\": " + std::to_string(n.events)));
         kernel_name = kKernels[kind];
       }
       const int64_t launch = op_start + 15'000 + jitter(5'000);
-      add(Complete("cuda_runtime", "cudaLaunchKernel", pid, main_tid, launch,
-                   5'000,
-                   "\"External id\": " + std::to_string(external) +
-                       ", \"cbid\": 211, \"correlation\": " + std::to_string(c)));
+      add(Complete(
+          "cuda_runtime", "cudaLaunchKernel", pid, main_tid, launch, 5'000,
+          "\"External id\": " + std::to_string(external) +
+              ", \"cbid\": 211, \"correlation\": " + std::to_string(c)));
       add(Flow('s', c, pid, main_tid, launch));
       const int64_t kernel_start = launch + 5'000 + jitter(20'000);
-      add(Complete("kernel", kernel_name, 0, stream, kernel_start,
-                   2'000 + jitter(15'000),
-                   kernel_args + "\"External id\": " + std::to_string(external) +
-                       ", \"queued\": 0, \"device\": 0, \"context\": 1, "
-                       "\"stream\": " + std::to_string(stream) +
-                       ", \"correlation\": " + std::to_string(c) +
-                       ", \"registers per thread\": " +
-                       std::to_string(32 + 8 * jitter(20)) +
-                       ", \"shared memory\": " + std::to_string(1024 * jitter(64)) +
-                       ", \"blocks per SM\": 0." + std::to_string(100000 + jitter(899999)) +
-                       ", \"warps per SM\": " + std::to_string(jitter(9)) + "." +
-                       std::to_string(100000 + jitter(899999)) + ", \"grid\": [" +
-                       std::to_string(1 + jitter(512)) + ", " +
-                       std::to_string(1 + jitter(4)) + ", 1], \"block\": [" +
-                       std::to_string(32 << jitter(5)) +
-                       ", 1, 1], \"est. achieved occupancy %\": " +
-                       std::to_string(jitter(100))));
+      add(Complete(
+          "kernel", kernel_name, 0, stream, kernel_start,
+          2'000 + jitter(15'000),
+          kernel_args + "\"External id\": " + std::to_string(external) +
+              ", \"queued\": 0, \"device\": 0, \"context\": 1, "
+              "\"stream\": " +
+              std::to_string(stream) + ", \"correlation\": " +
+              std::to_string(c) + ", \"registers per thread\": " +
+              std::to_string(32 + 8 * jitter(20)) + ", \"shared memory\": " +
+              std::to_string(1024 * jitter(64)) + ", \"blocks per SM\": 0." +
+              std::to_string(100000 + jitter(899999)) +
+              ", \"warps per SM\": " + std::to_string(jitter(9)) + "." +
+              std::to_string(100000 + jitter(899999)) + ", \"grid\": [" +
+              std::to_string(1 + jitter(512)) + ", " +
+              std::to_string(1 + jitter(4)) + ", 1], \"block\": [" +
+              std::to_string(32 << jitter(5)) +
+              ", 1, 1], \"est. achieved occupancy %\": " +
+              std::to_string(jitter(100))));
       add(Flow('f', c, 0, stream, kernel_start));
       ++n.gpu_ops;
       ++n.launches;
@@ -194,8 +203,8 @@ inline std::string SyntheticKinetoTrace(const SyntheticTraceSpec& spec,
       "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\"id\": 0, "
       "\"name\": \"NVIDIA H100\", \"totalGlobalMem\": 85045010432}\n  ],\n"
       "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " +
-      std::to_string(spec.rank) + ", \"world_size\": " +
-      std::to_string(spec.world_size) +
+      std::to_string(spec.rank) +
+      ", \"world_size\": " + std::to_string(spec.world_size) +
       ", \"pg_count\": 1, \"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": "
       "\"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": " +
       std::to_string(spec.world_size) + ", \"ranks\": [" + ranks +

@@ -13,20 +13,12 @@
 namespace strag::ingest::kineto {
 namespace {
 
-enum class Category : uint8_t {
-  kGpuOp,           // kernel, gpu_memcpy, gpu_memset
-  kLaunch,          // cuda_runtime, cuda_driver
-  kCpuOp,           // cpu_op, or no category (torch 1.13)
-  kUserAnnotation,  // record_function ranges on the CPU
-  kIgnored,         // known, not used
-  kUnknown,
-};
+using Category = EventCategory;
 
 bool EqualsNoCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return (x | 0x20) == (y | 0x20);
-         });
+         std::equal(a.begin(), a.end(), b.begin(),
+                    [](char x, char y) { return (x | 0x20) == (y | 0x20); });
 }
 
 // Kineto's categories; the capitalised ones are older Kineto's names.
@@ -43,11 +35,20 @@ Category CategoryOf(const KinetoEvent& event) {
   if (cat == "cpu_op" || cat == "Operator") return Category::kCpuOp;
   if (cat == "user_annotation") return Category::kUserAnnotation;
   static constexpr std::array<std::string_view, 14> kIgnored = {
-      "gpu_user_annotation", "python_function", "Trace",
-      "cuda_profiler_range", "cpu_instant_event", "overhead",
-      "ac2g",                "fwdbwd",          "async_cpu_to_gpu",
-      "cuda_sync",           "gpu_mem",         "cpu_mem",
-      "Python",              "Memory"};
+      "gpu_user_annotation",
+      "python_function",
+      "Trace",
+      "cuda_profiler_range",
+      "cpu_instant_event",
+      "overhead",
+      "ac2g",
+      "fwdbwd",
+      "async_cpu_to_gpu",
+      "cuda_sync",
+      "gpu_mem",
+      "cpu_mem",
+      "Python",
+      "Memory"};
   for (std::string_view known : kIgnored) {
     if (EqualsNoCase(cat, known)) return Category::kIgnored;
   }
@@ -57,19 +58,35 @@ Category CategoryOf(const KinetoEvent& event) {
 // A reason string with a bounded piece of `text` (a category or a phase),
 // so that odd input cannot make the reasons huge.
 std::string Quoted(std::string_view text) {
-  return "'" + std::string(text.substr(0, 40)) + "'";
+  std::string quoted(1, '\'');
+  quoted.append(text.substr(0, 40));
+  quoted += '\'';
+  return quoted;
 }
 
 std::string PhaseReason(std::string_view ph) {
   if (ph.size() == 1) {
     switch (ph[0]) {
-      case 'M': return "metadata (ph 'M')";
-      case 's': case 't': case 'f': return "flow event (ph 's', 't', 'f')";
-      case 'i': case 'I': return "instant event (ph 'i')";
-      case 'C': return "counter (ph 'C')";
-      case 'B': case 'E': return "begin / end event (ph 'B', 'E')";
-      case 'b': case 'e': case 'n': return "async event (ph 'b', 'e', 'n')";
-      default: break;
+      case 'M':
+        return "metadata (ph 'M')";
+      case 's':
+      case 't':
+      case 'f':
+        return "flow event (ph 's', 't', 'f')";
+      case 'i':
+      case 'I':
+        return "instant event (ph 'i')";
+      case 'C':
+        return "counter (ph 'C')";
+      case 'B':
+      case 'E':
+        return "begin / end event (ph 'B', 'E')";
+      case 'b':
+      case 'e':
+      case 'n':
+        return "async event (ph 'b', 'e', 'n')";
+      default:
+        break;
     }
   }
   return "phase " + Quoted(ph) + " (not read)";
@@ -123,7 +140,8 @@ int64_t RankTraceBuilder::IdOf(const JsonId& id) {
   if (ec == std::errc() && ptr == end) return number;
   const auto it = string_ids_.find(id.raw);
   if (it != string_ids_.end()) return it->second;
-  const int64_t value = kStringIdBase + static_cast<int64_t>(string_ids_.size());
+  const int64_t value =
+      kStringIdBase + static_cast<int64_t>(string_ids_.size());
   string_ids_.emplace(std::string(id.raw), value);
   return value;
 }
@@ -134,13 +152,40 @@ ThreadKey RankTraceBuilder::ThreadOf(const KinetoEvent& event) {
 
 Status RankTraceBuilder::Add(const KinetoEvent& event) {
   ++records_.out.events;
+  const std::optional<Category> category = CompleteEventCategory(event);
+  if (!category) return Status::Ok();
+  int64_t ts = 0;
+  int64_t dur = 0;
+  if (!Times(event, &ts, &dur)) return Status::Ok();
+  switch (*category) {
+    case Category::kGpuOp:
+      AddGpuOp(event, ts, dur);
+      break;
+    case Category::kLaunch:
+      if (event.has_correlation) {
+        records_.launches.push_back({event.correlation, ts, ThreadOf(event)});
+      } else {
+        records_.Skip("runtime call without correlation");
+      }
+      break;
+    default:
+      AddCpuSide(event, *category == Category::kCpuOp, ts, ts + dur);
+      break;
+  }
+  return Status::Ok();
+}
+
+// The category of a complete ("X") event that may be used; nullopt (and
+// counted) for anything else.
+std::optional<Category> RankTraceBuilder::CompleteEventCategory(
+    const KinetoEvent& event) {
   if (!event.is_object) {
     records_.Skip("not an object");
-    return Status::Ok();
+    return std::nullopt;
   }
   if (!event.has_ph) {
     records_.Skip("no ph");
-    return Status::Ok();
+    return std::nullopt;
   }
   if (event.ph != "X") {
     if (event.ph.size() == 1) {
@@ -148,50 +193,41 @@ Status RankTraceBuilder::Add(const KinetoEvent& event) {
     } else {
       records_.Skip(PhaseReason(event.ph));
     }
-    return Status::Ok();
+    return std::nullopt;
   }
   const Category category = CategoryOf(event);
-  if (category == Category::kIgnored) {
-    CountCategory(&categories_, event.cat);
-    return Status::Ok();
+  if (category == Category::kIgnored || category == Category::kUnknown) {
+    CountCategory(
+        category == Category::kIgnored ? &categories_ : &unknown_categories_,
+        event.cat);
+    return std::nullopt;
   }
-  if (category == Category::kUnknown) {
-    CountCategory(&unknown_categories_, event.cat);
-    return Status::Ok();
-  }
-  const std::optional<int64_t> ts = MicrosTextToNanos(event.ts);
-  const std::optional<int64_t> dur = MicrosTextToNanos(event.dur);
-  int64_t end = 0;
-  if (!ts || !dur) {
-    const bool absent = !ts ? event.ts.empty() : event.dur.empty();
-    records_.Skip(std::string(!ts ? "ts" : "dur") +
+  return category;
+}
+
+// ts and dur in ns, when both are numbers, dur >= 0 and ts + dur fits.
+bool RankTraceBuilder::Times(const KinetoEvent& event, int64_t* ts,
+                             int64_t* dur) {
+  const std::optional<int64_t> start = MicrosTextToNanos(event.ts);
+  const std::optional<int64_t> length = MicrosTextToNanos(event.dur);
+  if (!start || !length) {
+    const bool absent = !start ? event.ts.empty() : event.dur.empty();
+    records_.Skip(std::string(!start ? "ts" : "dur") +
                   (absent ? " missing" : " is not a number in range"));
-    return Status::Ok();
+    return false;
   }
-  if (*dur < 0) {
+  if (*length < 0) {
     NegativeDuration(event);
-    return Status::Ok();
+    return false;
   }
-  if (__builtin_add_overflow(*ts, *dur, &end)) {
+  int64_t end = 0;
+  if (__builtin_add_overflow(*start, *length, &end)) {
     records_.Skip("ts + dur out of range");
-    return Status::Ok();
+    return false;
   }
-  switch (category) {
-    case Category::kGpuOp:
-      AddGpuOp(event, *ts, *dur);
-      break;
-    case Category::kLaunch:
-      if (event.has_correlation) {
-        records_.launches.push_back({event.correlation, *ts, ThreadOf(event)});
-      } else {
-        records_.Skip("runtime call without correlation");
-      }
-      break;
-    default:
-      AddCpuSide(event, category == Category::kCpuOp, *ts, end);
-      break;
-  }
-  return Status::Ok();
+  *ts = *start;
+  *dur = *length;
+  return true;
 }
 
 // At most kMaxCategories names each: odd input cannot make the counts
@@ -229,7 +265,10 @@ CommDetails RankTraceBuilder::DetailsFromArgs(const CommArgs& args) {
   details.in_nelems = args.in_nelems;
   details.out_nelems = args.out_nelems;
   details.seq = args.seq;
-  if (args.group_size > 0 && args.group_size <= std::numeric_limits<int32_t>::max()) {
+  details.dst_rank = args.dst_rank;
+  details.src_rank = args.src_rank;
+  if (args.group_size > 0 &&
+      args.group_size <= std::numeric_limits<int32_t>::max()) {
     details.group_size = static_cast<int32_t>(args.group_size);
   }
   std::string group_name(args.group_name);
@@ -237,8 +276,9 @@ CommDetails RankTraceBuilder::DetailsFromArgs(const CommArgs& args) {
     group_name = std::to_string(args.group_id);
   }
   if (!group_name.empty()) {
-    details.group = records_.GroupIndex(
-        group_name, args.group_desc, args.has_ranks ? &args.group_ranks : nullptr);
+    details.group =
+        records_.GroupIndex(group_name, args.group_desc,
+                            args.has_ranks ? &args.group_ranks : nullptr);
   }
   return details;
 }
@@ -250,12 +290,12 @@ void RankTraceBuilder::AddGpuOp(const KinetoEvent& event, int64_t ts,
   out.start_ns.push_back(ts);
   out.dur_ns.push_back(dur);
   out.launch_ns.push_back(-1);
-  out.stream.push_back(records_.StreamId(event.has_stream ? event.stream
-                                                          : IdOf(event.tid)));
+  out.stream.push_back(
+      records_.StreamId(event.has_stream ? event.stream : IdOf(event.tid)));
   out.comm.push_back(-1);
   out.name.push_back(records_.Intern(event.name));
   records_.row_correlation.push_back(event.has_correlation ? event.correlation
-                                                          : -1);
+                                                           : -1);
   if (IsNcclKernel(event.name)) {
     NcclKernel kernel{row, DetailsFromArgs(event.comm)};
     if (const auto kind = NcclKernelCollective(event.name)) {
@@ -309,7 +349,8 @@ void RankTraceBuilder::AddCandidate(const ThreadKey& thread, int64_t ts,
     if (ts >= top_start && (ts < top_end || ts == top_start)) return;  // nested
     if (ts >= top_start) it->second = {ts, end};
   }
-  records_.candidates.push_back({thread, ts, end, records_.Intern(name), is_comm});
+  records_.candidates.push_back(
+      {thread, ts, end, records_.Intern(name), is_comm});
 }
 
 Status RankTraceBuilder::SetRank(const KinetoMetadata& meta,

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,16 @@
 #include "trace/rank_trace.h"
 
 namespace strag::ingest::kineto {
+
+// What a complete event's `cat` makes it.
+enum class EventCategory : uint8_t {
+  kGpuOp,           // kernel, gpu_memcpy, gpu_memset
+  kLaunch,          // cuda_runtime, cuda_driver
+  kCpuOp,           // cpu_op, or no category (torch 1.13)
+  kUserAnnotation,  // record_function ranges on the CPU
+  kIgnored,         // known, not used
+  kUnknown,
+};
 
 class RankTraceBuilder : public EventConsumer {
  public:
@@ -41,6 +52,8 @@ class RankTraceBuilder : public EventConsumer {
                                   int32_t default_rank);
 
  private:
+  std::optional<EventCategory> CompleteEventCategory(const KinetoEvent& event);
+  bool Times(const KinetoEvent& event, int64_t* ts, int64_t* dur);
   void AddGpuOp(const KinetoEvent& event, int64_t ts, int64_t dur);
   void AddCpuSide(const KinetoEvent& event, bool is_cpu_op, int64_t ts,
                   int64_t end);

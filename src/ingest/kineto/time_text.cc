@@ -96,8 +96,8 @@ std::optional<int64_t> MicrosTextToNanos(std::string_view text) {
     exponent += exp_negative ? -value : value;
   }
   if (i != text.size()) return std::nullopt;
-  const Wide limit =
-      static_cast<Wide>(std::numeric_limits<int64_t>::max()) + (negative ? 1 : 0);
+  const Wide limit = static_cast<Wide>(std::numeric_limits<int64_t>::max()) +
+                     (negative ? 1 : 0);
   Wide ns = 0;
   if (mantissa == 0) {
     ns = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ingest/kineto/trace_records.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace strag::ingest::kineto {
@@ -20,6 +21,24 @@ void CommDetails::Fill(const CommDetails& other) {
   if (in_nelems < 0) in_nelems = other.in_nelems;
   if (out_nelems < 0) out_nelems = other.out_nelems;
   if (group_size <= 0) group_size = other.group_size;
+  if (dst_rank < 0) dst_rank = other.dst_rank;
+  if (src_rank < 0) src_rank = other.src_rank;
+}
+
+// PyTorch writes "Dst Rank" for a send and "Src Rank" for a recv; a kernel
+// of unknown kind takes whichever is there.
+int32_t CommDetails::Peer() const {
+  int64_t peer = -1;
+  if (has_kind && kind == trace::OpType::kSend) {
+    peer = dst_rank;
+  } else if (has_kind && kind == trace::OpType::kRecv) {
+    peer = src_rank;
+  } else if ((dst_rank >= 0) != (src_rank >= 0)) {
+    peer = std::max(dst_rank, src_rank);
+  }
+  return peer >= 0 && peer <= std::numeric_limits<int32_t>::max()
+             ? static_cast<int32_t>(peer)
+             : -1;
 }
 
 uint32_t TraceRecords::Intern(std::string_view name) {
@@ -36,8 +55,7 @@ int32_t TraceRecords::GroupIndex(std::string_view name, std::string_view desc,
   const auto [it, added] = group_index_.try_emplace(
       std::string(name), static_cast<int32_t>(out.groups.size()));
   if (added) out.groups.push_back({std::string(name), {}, {}});
-  trace::ProcessGroupInfo& group =
-      out.groups[static_cast<size_t>(it->second)];
+  trace::ProcessGroupInfo& group = out.groups[static_cast<size_t>(it->second)];
   if (group.desc.empty()) group.desc = std::string(desc);
   if (group.ranks.empty() && ranks != nullptr) group.ranks = *ranks;
   return it->second;

@@ -9,8 +9,8 @@
 #define STRAG_SRC_INGEST_KINETO_TRACE_RECORDS_H_
 
 #include <compare>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -41,9 +41,13 @@ struct CommDetails {
   int64_t in_nelems = -1;
   int64_t out_nelems = -1;
   int32_t group_size = 0;
+  int64_t dst_rank = -1;  // "Dst Rank": the peer of a send
+  int64_t src_rank = -1;  // "Src Rank": the peer of a recv
 
   // Takes from `other` the fields this one lacks.
   void Fill(const CommDetails& other);
+  // The global rank of the peer of a send / recv, -1 when unknown.
+  int32_t Peer() const;
 };
 
 // A CPU-side comm op: record_param_comms, nccl:*, c10d::* or gloo:*.

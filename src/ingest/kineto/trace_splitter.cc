@@ -10,9 +10,7 @@
 namespace strag::ingest::kineto {
 namespace {
 
-bool IsSpace(char c) {
-  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // A byte for a message: itself when printable, else its hex code.
 std::string Printable(char c) {
@@ -50,8 +48,8 @@ TraceSplitter::TraceSplitter(std::string_view source_name, size_t batch_bytes,
       on_value_(std::move(on_value)) {}
 
 Status TraceSplitter::Error(uint64_t offset, const std::string& what) {
-  return InvalidInput(source_name_ + ": byte " + std::to_string(offset) +
-                      ": " + what);
+  return InvalidInput(source_name_ + ": byte " + std::to_string(offset) + ": " +
+                      what);
 }
 
 // Keeps room for kBatchPadding bytes and one more after the text (see
@@ -65,7 +63,8 @@ void TraceSplitter::Append(std::string_view text) {
     buffer_ = std::move(grown);
     capacity_ = capacity;
   }
-  if (!text.empty()) std::memcpy(buffer_.get() + size_, text.data(), text.size());
+  if (!text.empty())
+    std::memcpy(buffer_.get() + size_, text.data(), text.size());
   size_ += text.size();
 }
 
@@ -136,25 +135,35 @@ Status TraceSplitter::StepSlow(char c, size_t i) {
   switch (mode_) {
     case Mode::kKeyString:
     case Mode::kString:
-      if (string_escape_) {
-        string_escape_ = false;
-      } else if (c == '\\') {
-        string_escape_ = true;
-      } else if (c == '"') {
-        if (mode_ == Mode::kString) return EndValue(i + 1);
-        mode_ = Mode::kColon;
-        return Status::Ok();
-      }
-      if (mode_ == Mode::kKeyString) key_ += c;
-      return Status::Ok();
     case Mode::kLiteral:
-      if (!IsSpace(c) && c != ',' && c != '}' && c != ']') return Status::Ok();
-      RETURN_IF_ERROR(EndValue(i));
-      return StepSlow(c, i);
+      return StepToken(c, i);
     default:
-      break;
+      return IsSpace(c) ? Status::Ok() : StepGrammar(c, i);
   }
-  if (IsSpace(c)) return Status::Ok();
+}
+
+// One byte of a top-level key, string or literal.
+Status TraceSplitter::StepToken(char c, size_t i) {
+  if (mode_ == Mode::kLiteral) {
+    if (!IsSpace(c) && c != ',' && c != '}' && c != ']') return Status::Ok();
+    RETURN_IF_ERROR(EndValue(i));
+    return StepSlow(c, i);
+  }
+  if (string_escape_) {
+    string_escape_ = false;
+  } else if (c == '\\') {
+    string_escape_ = true;
+  } else if (c == '"') {
+    if (mode_ == Mode::kString) return EndValue(i + 1);
+    mode_ = Mode::kColon;
+    return Status::Ok();
+  }
+  if (mode_ == Mode::kKeyString) key_ += c;
+  return Status::Ok();
+}
+
+// A byte other than whitespace between the top-level tokens.
+Status TraceSplitter::StepGrammar(char c, size_t i) {
   switch (mode_) {
     case Mode::kStart:
       if (c == '{') {
@@ -202,8 +211,10 @@ Status TraceSplitter::StepSlow(char c, size_t i) {
 
 Status TraceSplitter::StartValue(char c, size_t i) {
   value_begin_ = i;
-  const bool events = bare_list_ ? mode_ == Mode::kStart : key_ == "traceEvents";
-  capture_ = !events && std::find(keys_.begin(), keys_.end(), key_) != keys_.end();
+  const bool events =
+      bare_list_ ? mode_ == Mode::kStart : key_ == "traceEvents";
+  capture_ =
+      !events && std::find(keys_.begin(), keys_.end(), key_) != keys_.end();
   if (events) {
     if (c != '[') {
       return Error(Offset(i), "traceEvents is not an array");
@@ -238,11 +249,11 @@ Status TraceSplitter::StartValue(char c, size_t i) {
 
 // The top-level value of key_ ends before `end`.
 Status TraceSplitter::EndValue(size_t end) {
-  const std::string_view text(buffer_.get() + value_begin_,
-                              end - value_begin_);
+  const std::string_view text(buffer_.get() + value_begin_, end - value_begin_);
   if (mode_ == Mode::kLiteral && !LooksLikeLiteral(text)) {
-    return Error(Offset(value_begin_), "not a JSON value for key \"" + key_ +
-                                           "\": " + std::string(text.substr(0, 40)));
+    return Error(Offset(value_begin_),
+                 "not a JSON value for key \"" + key_ +
+                     "\": " + std::string(text.substr(0, 40)));
   }
   mode_ = Mode::kAfterValue;
   if (!capture_) return Status::Ok();
@@ -313,15 +324,16 @@ Status TraceSplitter::OnClose(size_t i, char c) {
   --depth_;
   if (mode_ == Mode::kContainer) {
     if ((openers_.back() == '{') != (c == '}')) {
-      return Error(Offset(i), "mismatched " + Printable(c) + " in the value of \"" +
-                                  key_ + "\"");
+      return Error(Offset(i), "mismatched " + Printable(c) +
+                                  " in the value of \"" + key_ + "\"");
     }
     openers_.pop_back();
     return depth_ == 0 ? EndValue(i + 1) : Status::Ok();
   }
   if (depth_ == 1) return AddElement(element_begin_, i + 1);
   if (depth_ > 1) return Status::Ok();
-  if (c != ']') return Error(Offset(i), "expected ']' at the end of traceEvents");
+  if (c != ']')
+    return Error(Offset(i), "expected ']' at the end of traceEvents");
   RETURN_IF_ERROR(ScanGap(gap_begin_, i));
   if (expect_value_ && array_values_ > 0) {
     return Error(Offset(i), "expected an event after ','");
@@ -408,7 +420,8 @@ void TraceSplitter::Compact() {
   if (mode_ == Mode::kEvents) {
     keep = elements_.empty() ? gap_begin_ : batch_begin_;
   } else if (mode_ == Mode::kLiteral ||
-             (capture_ && (mode_ == Mode::kContainer || mode_ == Mode::kString))) {
+             (capture_ &&
+              (mode_ == Mode::kContainer || mode_ == Mode::kString))) {
     keep = value_begin_;
   }
   keep = std::min(keep, pos_);

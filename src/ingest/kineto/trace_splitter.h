@@ -96,6 +96,8 @@ class TraceSplitter {
 
   Status Scan();
   Status StepSlow(char c, size_t i);
+  Status StepToken(char c, size_t i);
+  Status StepGrammar(char c, size_t i);
   Status StartValue(char c, size_t i);
   Status EndValue(size_t end);
   Status ScanBlocks();
@@ -124,7 +126,7 @@ class TraceSplitter {
   size_t capacity_ = 0;
   uint64_t buffer_offset_ = 0;  // offset of buffer_[0] in the input
   size_t pos_ = 0;              // next byte of buffer_ to scan
-  uint64_t end_offset_ = 0;    // bytes received so far
+  uint64_t end_offset_ = 0;     // bytes received so far
 
   Mode mode_ = Mode::kStart;
   bool bare_list_ = false;
@@ -137,13 +139,13 @@ class TraceSplitter {
 
   // Block scanner state (kEvents, kContainer).
   JsonStringState strings_;
-  int64_t depth_ = 0;           // 1 = directly inside the scanned container
-  std::string openers_;         // kContainer only: the open brackets
+  int64_t depth_ = 0;    // 1 = directly inside the scanned container
+  std::string openers_;  // kContainer only: the open brackets
   // kEvents: the elements scanned but not yet handed over.
-  size_t gap_begin_ = 0;        // end of the last element, or after '['
-  size_t element_begin_ = 0;    // of the element being scanned
-  bool expect_value_ = true;    // after '[' or ','
-  uint64_t array_values_ = 0;   // elements of the current array
+  size_t gap_begin_ = 0;       // end of the last element, or after '['
+  size_t element_begin_ = 0;   // of the element being scanned
+  bool expect_value_ = true;   // after '[' or ','
+  uint64_t array_values_ = 0;  // elements of the current array
   size_t batch_begin_ = 0;
   std::vector<ElementSpan> elements_;
   uint64_t events_ = 0;

@@ -60,7 +60,8 @@ Split SplitInPieces(std::string_view text, const std::vector<size_t>& cuts,
 Split SplitWhole(std::string_view text) { return SplitInPieces(text, {}); }
 
 // Strings that hold everything that could fool a splitter.
-const char* const kTricky = R"({"schemaVersion": 1, "deviceProperties": [{"name": "a ] } [ {"}],
+const char* const kTricky =
+    R"({"schemaVersion": 1, "deviceProperties": [{"name": "a ] } [ {"}],
   "distributedInfo": {"rank": 2, "world_size": 4, "x": "}]\"{["},
   "traceEvents": [
   {"ph": "X", "name": "br{ace}s [and] brackets", "ts": 1, "dur": 2},
@@ -76,8 +77,9 @@ TEST(TraceSplitterTest, FindsEveryElementOfTraceEvents) {
   const Split split = SplitWhole(kTricky);
   ASSERT_EQ(split.error, "");
   ASSERT_EQ(split.elements.size(), 7u);
-  EXPECT_EQ(split.elements[0].second,
-            R"({"ph": "X", "name": "br{ace}s [and] brackets", "ts": 1, "dur": 2})");
+  EXPECT_EQ(
+      split.elements[0].second,
+      R"({"ph": "X", "name": "br{ace}s [and] brackets", "ts": 1, "dur": 2})");
   EXPECT_EQ(split.elements[3].second, R"("a string element")");
   EXPECT_EQ(split.elements[4].second, "42");
   EXPECT_EQ(split.elements[5].second, "[1, 2]");
@@ -103,8 +105,8 @@ TEST(TraceSplitterTest, BareListAsTorch113WritesIt) {
 }
 
 TEST(TraceSplitterTest, EmptyTraceEventsAndKeysAfterIt) {
-  const Split split = SplitWhole(
-      R"({"traceEvents": [ ], "distributedInfo": {"rank": 1}})");
+  const Split split =
+      SplitWhole(R"({"traceEvents": [ ], "distributedInfo": {"rank": 1}})");
   EXPECT_EQ(split.error, "");
   EXPECT_TRUE(split.elements.empty());
   ASSERT_EQ(split.values.size(), 1u);
@@ -120,7 +122,7 @@ TEST(TraceSplitterTest, PiecesCutAnywhereGiveTheSameResult) {
     texts.push_back(R"({"traceEvents": [{"name": ")" + std::string(pad, 'x') +
                     R"(\\\"\\", "ts": 1}, {"a": "]"}]})");
   }
-  texts.push_back(std::string(kTricky).substr(0, 300));  // truncated
+  texts.push_back(std::string(kTricky).substr(0, 300));        // truncated
   texts.push_back(R"({"traceEvents": [{"a": 1} {"b": 2}]})");  // no comma
   std::mt19937 random(7);
   for (const std::string& text : texts) {
