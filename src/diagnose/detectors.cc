@@ -7,6 +7,8 @@
 #include <limits>
 #include <map>
 
+#include "base/median.h"
+
 namespace strag::diagnose {
 namespace {
 
@@ -23,12 +25,7 @@ std::string Format(const char* fmt, double a, double b = 0, double c = 0,
   return buf;
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+double Median(std::vector<double> v) { return strag::Median(&v); }
 
 // Mean forward + backward compute time of every worker [dp][stage], s.
 std::vector<std::vector<double>> WorkerCompute(const whatif::PreparedTrace& t) {

@@ -5,23 +5,9 @@
 #include <numeric>
 #include <string>
 
+#include "graph/disjoint_sets.h"
+
 namespace strag::graph {
-namespace {
-
-// Union-find over unit ids, for the connectivity check.
-struct DisjointSets {
-  std::vector<uint32_t> parent;
-  explicit DisjointSets(size_t n) : parent(n) {
-    std::iota(parent.begin(), parent.end(), 0u);
-  }
-  uint32_t Find(uint32_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void Union(uint32_t a, uint32_t b) { parent[Find(a)] = Find(b); }
-};
-
-}  // namespace
 
 Status DepGraph::AddGroup(std::vector<NodeId> members, bool dp_sync) {
   const auto id = static_cast<int32_t>(groups_.size());

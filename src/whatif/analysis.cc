@@ -7,6 +7,7 @@
 #include <map>
 
 #include "base/f32.h"
+#include "base/median.h"
 #include "base/parallel_for.h"
 #include "whatif/scenario_runner.h"
 #include "whatif/selection.h"
@@ -15,18 +16,6 @@ namespace strag::whatif {
 namespace {
 
 using graph::NodeId;
-
-double Median(std::vector<double>* v) {
-  if (v->empty()) return 0.0;
-  const size_t mid = v->size() / 2;
-  std::nth_element(v->begin(), v->begin() + static_cast<ptrdiff_t>(mid),
-                   v->end());
-  const double hi = (*v)[mid];
-  if (v->size() % 2 == 1) return hi;
-  const double lo =
-      *std::max_element(v->begin(), v->begin() + static_cast<ptrdiff_t>(mid));
-  return (lo + hi) / 2.0;
-}
 
 double Mean(const std::vector<double>& v) { return PairwiseMean(v); }
 

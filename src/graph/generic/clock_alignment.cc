@@ -6,23 +6,12 @@
 #include <limits>
 #include <numeric>
 
+#include "base/median.h"
+
 namespace strag::graph {
 namespace {
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-
-// The median of `v` (reordered in place); the mean of the two middle values
-// for an even count. `v` must not be empty.
-double Median(std::vector<double>* v) {
-  const size_t mid = v->size() / 2;
-  std::nth_element(v->begin(), v->begin() + static_cast<ptrdiff_t>(mid),
-                   v->end());
-  const double hi = (*v)[mid];
-  if (v->size() % 2 == 1) return hi;
-  const double lo =
-      *std::max_element(v->begin(), v->begin() + static_cast<ptrdiff_t>(mid));
-  return lo + (hi - lo) / 2;
-}
 
 // a - b without signed overflow (wraps on absurd inputs instead of UB).
 int64_t Difference(int64_t a, int64_t b) {

@@ -2,27 +2,16 @@
 #include "graph/generic/generic_graph.h"
 
 #include <algorithm>
-#include <set>
 #include <map>
 #include <numeric>
+#include <set>
 #include <string>
 
+#include "graph/disjoint_sets.h"
 #include "graph/generic/rank_edges.h"
 
 namespace strag::graph {
 namespace {
-
-struct DisjointSets {
-  std::vector<uint32_t> parent;
-  explicit DisjointSets(size_t n) : parent(n) {
-    std::iota(parent.begin(), parent.end(), 0u);
-  }
-  uint32_t Find(uint32_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void Union(uint32_t a, uint32_t b) { parent[Find(a)] = Find(b); }
-};
 
 class GraphBuilder {
  public:

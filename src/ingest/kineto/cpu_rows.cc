@@ -30,15 +30,7 @@ void AddRow(TraceRecords* r, int64_t ts, int64_t end, int64_t launch,
 }
 
 int32_t AddComm(TraceRecords* r, const CommDetails& d) {
-  trace::CommOp op;
-  op.kind = d.has_kind ? d.kind : OpType::kOtherComm;
-  op.group = d.group;
-  op.seq = d.seq;
-  op.in_nelems = d.in_nelems;
-  op.out_nelems = d.out_nelems;
-  op.group_size = d.group_size;
-  op.peer = d.Peer();
-  r->out.comms.push_back(op);
+  r->out.comms.push_back(d.ToCommOp());
   return static_cast<int32_t>(r->out.comms.size() - 1);
 }
 

@@ -34,18 +34,6 @@ std::string KindCounts(const std::map<OpType, int64_t>& counts) {
   return text;
 }
 
-trace::CommOp ToCommOp(const CommDetails& d) {
-  trace::CommOp op;
-  op.kind = d.has_kind ? d.kind : OpType::kOtherComm;
-  op.group = d.group;
-  op.seq = d.seq;
-  op.in_nelems = d.in_nelems;
-  op.out_nelems = d.out_nelems;
-  op.group_size = d.group_size;
-  op.peer = d.Peer();
-  return op;
-}
-
 struct LinkCounts {
   int64_t rows_without_launch = 0;
   int64_t kernels_without_launch = 0;
@@ -134,7 +122,7 @@ void LinkGpuOps(const CommNests& nests, TraceRecords* records) {
     }
     if (!kernel.details.has_kind) ++counts.kernels_of_unknown_kind;
     r.out.comm[kernel.row] = static_cast<int32_t>(r.out.comms.size());
-    r.out.comms.push_back(ToCommOp(kernel.details));
+    r.out.comms.push_back(kernel.details.ToCommOp());
   }
   Warn(counts, r, &r.out.warnings);
 

@@ -68,6 +68,18 @@ int32_t TraceRecords::StreamId(int64_t id) {
   return it->second;
 }
 
+trace::CommOp CommDetails::ToCommOp() const {
+  trace::CommOp op;
+  op.kind = has_kind ? kind : trace::OpType::kOtherComm;
+  op.group = group;
+  op.seq = seq;
+  op.in_nelems = in_nelems;
+  op.out_nelems = out_nelems;
+  op.group_size = group_size;
+  op.peer = Peer();
+  return op;
+}
+
 void TraceRecords::Skip(const std::string& reason, int64_t count) {
   if (count > 0) skipped[reason] += count;
 }

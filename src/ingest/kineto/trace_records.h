@@ -48,6 +48,8 @@ struct CommDetails {
   void Fill(const CommDetails& other);
   // The global rank of the peer of a send / recv, -1 when unknown.
   int32_t Peer() const;
+  // As the RankTrace stores it (unknown kind: other-comm).
+  trace::CommOp ToCommOp() const;
 };
 
 // A CPU-side comm op: record_param_comms, nccl:*, c10d::* or gloo:*.
