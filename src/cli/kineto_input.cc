@@ -108,6 +108,9 @@ void NoteClock(const graph::GenericModel& model, report::InputNotes* notes) {
 
 std::string CoverageProblem(const KinetoJob& job) {
   const auto traced = static_cast<int64_t>(job.prepared.workers.size());
+  if (traced < 2) {
+    return "only one rank is traced: a straggler shows against the others";
+  }
   if (2 * traced < job.notes.world_size) {
     return "only " + std::to_string(traced) + " of " +
            std::to_string(job.notes.world_size) +
@@ -133,9 +136,13 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
   ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(paths));
   std::vector<std::optional<trace::RankTrace>> read(files.size());
   std::vector<Status> errors(files.size(), Status::Ok());
+  // One file that names no rank (no distributedInfo, no rank in its name,
+  // e.g. a single-GPU job) is rank 0; among several, it is an error.
+  ingest::ReadKinetoOptions options;
+  if (files.size() == 1) options.parse.default_rank = 0;
   ParallelFor(files.size(), std::max<size_t>(1, threads),
               [&](size_t k, size_t) {
-                auto r = ingest::ReadKinetoFile(files[k]);
+                auto r = ingest::ReadKinetoFile(files[k], options);
                 if (r.ok()) {
                   read[k] = std::move(r).value();
                 } else {

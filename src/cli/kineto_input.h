@@ -23,8 +23,9 @@ struct KinetoJob {
   report::InputNotes notes;
 };
 
-// Why the traces are too few for a diagnosis (fewer than half the world's
-// ranks, or a single complete step), or "" when they suffice. The analysis
+// Why the traces are too few for a diagnosis (a single rank, fewer than
+// half the world's ranks, or a single complete step), or "" when they
+// suffice. The analysis
 // is still made, for the traced ranks only; the report says so.
 std::string CoverageProblem(const KinetoJob& job);
 

@@ -208,6 +208,24 @@ class KinetoCliTest(unittest.TestCase):
         self.assertTrue(result["report"]["dominant_cause"].startswith("unknown"))
         self.assertEqual(result["cost"]["gpus"], 2)  # not extrapolated to 128
 
+    def test_every_hta_file_is_analysed(self):
+        """Every real trace of ../shared/data/hta-kineto, alone: exit 0, a
+        report, and (one rank each) no diagnosis but honest numbers."""
+        root = os.path.join(DATA, "hta-kineto")
+        if not os.path.isdir(root):
+            self.skipTest(f"{root} is absent (../shared/data not checked out)")
+        files = sorted(glob.glob(os.path.join(root, "**", "*.json.gz"), recursive=True))
+        self.assertGreaterEqual(len(files), 9)
+        for path in files:
+            if "sampled-2of128" in path:
+                continue  # a pair: test_sampled_pair_is_not_diagnosed
+            with self.subTest(path=path):
+                code, err, result = self.analyze(path)
+                self.assertEqual(code, 0, err)
+                self.assertGreaterEqual(result["job"]["steps"], 1)
+                self.assertEqual(result["report"]["probable_cause"], "none")
+                self.assertIn("no diagnosis: only one rank is traced", err)
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)
