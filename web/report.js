@@ -26,11 +26,14 @@
 
   // Worker slowdown (min of its DP rank's and its stage's S): DP rank across,
   // PP stage down, colours fixed to 1.0-1.5 like the published SMon view.
+  // Without a layout (profiler traces), one row per rank.
+  var ranks = data.layout === 'ranks';
   function heatmap() {
     var h = data.heatmap;
     var dps = [], pps = [];
-    for (var d = 0; d < h.dp; ++d) dps.push(String(d));
+    for (var d = 0; d < h.dp; ++d) dps.push(ranks ? '' : String(d));
     for (var p = 0; p < h.pp; ++p) pps.push(String(p));
+    if (ranks) h.cells.forEach(function (c) { pps[c[1]] = String(c[3]); });
     var cells = h.cells.map(function (c) {
       // [dp, pp, colour value, score, rank]
       return [c[0], c[1], Math.min(Math.max(c[2], 1.0), 1.5), c[2], c[3]];
@@ -39,14 +42,16 @@
       tooltip: {
         formatter: function (p) {
           var v = p.value;
-          return 'rank ' + v[4] + ' (dp ' + v[0] + ', stage ' + v[1] +
-              ')<br>slowdown ' + fmt(v[3], 3);
+          return 'rank ' + v[4] +
+              (ranks ? '' : ' (dp ' + v[0] + ', stage ' + v[1] + ')') +
+              '<br>slowdown ' + fmt(v[3], 3);
         }
       },
       grid: {left: 60, right: 20, top: 40, bottom: 40},
-      xAxis: {type: 'category', data: dps, name: 'DP rank',
+      xAxis: {type: 'category', data: dps, name: ranks ? '' : 'DP rank',
               nameLocation: 'middle', nameGap: 26, splitArea: {show: true}},
-      yAxis: {type: 'category', data: pps, name: 'PP stage', inverse: true,
+      yAxis: {type: 'category', data: pps, name: ranks ? 'rank' : 'PP stage',
+              inverse: true,
               nameLocation: 'middle', nameGap: 40, splitArea: {show: true}},
       visualMap: {type: 'continuous', min: 1.0, max: 1.5, dimension: 2,
                   calculable: false, orient: 'horizontal', right: 20, top: 0,
@@ -166,7 +171,7 @@
   heatmap();
   steps();
   bars('chart-optype', data.by_optype, '');
-  bars('chart-stage', data.by_stage, 'stage ');
+  bars('chart-stage', data.by_stage, ranks ? 'rank ' : 'stage ');
   timeline();
   window.addEventListener('resize', function () {
     charts.forEach(function (c) { c.resize(); });

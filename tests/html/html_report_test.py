@@ -292,6 +292,25 @@ class HtmlReportTest(unittest.TestCase):
         data = json.loads(text[start:text.index("</script>", start)])
         self.check_page(html, {"workers": len(data["heatmap"]["cells"])})
 
+    def test_kineto_traces_html(self):
+        """A job read from PyTorch profiler traces (layout unknown: one
+        column per rank) renders the same charts."""
+        spec = os.path.join(self.tmp.name, "spec.yaml")
+        with open(spec, "w") as f:
+            f.write("job: {dp: 6, pp: 1, microbatches: 2, steps: 5, seed: 3}\n"
+                    "stragglers:\n  - {kind: slow_worker, rank: 4, factor: 1.4}\n")
+        out = os.path.join(self.tmp.name, "sim")
+        subprocess.run([STRAG, "simulate", spec, "--out", out, "--format",
+                        "kineto"], check=True, capture_output=True, timeout=120)
+        html = os.path.join(self.tmp.name, "kineto.html")
+        run = subprocess.run([STRAG, "analyze", os.path.join(out, "kineto"),
+                              "--html", html, "--quiet"], capture_output=True,
+                             text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        probe = self.check_page(html, {"workers": 6})
+        self.assertIn("By rank", probe["text"])
+        self.assertNotIn("PP stage", probe["text"])
+
 
 if __name__ == "__main__":
     HtmlReportTest.chromium = find_chromium()

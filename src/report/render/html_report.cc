@@ -232,6 +232,8 @@ std::string DataJson(const HtmlReportInput& in) {
   JsonWriter w(/*indent=*/0);
   w.BeginObject();
   w.FieldString("schema", "strag.html/1");
+  w.FieldString("layout",
+                r.layout == whatif::Layout::kRanks ? "ranks" : "megatron");
   w.Field("slowdown", r.slowdown);
   WriteHeatmap(&w, r);
   WriteSteps(&w, r);
@@ -344,23 +346,29 @@ void Findings(std::string* out, const diagnose::Diagnosis& d) {
 }
 
 void RankedWorkers(std::string* out, const WhatIfResult& r) {
+  // Without a layout (profiler traces) a worker is a rank: no DP / stage.
+  const bool ranks = r.layout == whatif::Layout::kRanks;
   *out += StrFormat(
       "<h2>Ranked workers</h2>\n<p class=\"note\">The %zu slowest of %zu: "
-      "min of their DP rank's and their stage's S.</p>\n",
-      std::min(kTopWorkers, r.workers.size()), r.workers.size());
-  *out +=
-      "<table id=\"workers\">\n<tr><th class=\"num\">#</th><th "
-      "class=\"num\">rank</th><th class=\"num\">DP rank</th><th "
-      "class=\"num\">stage</th><th class=\"num\">slowdown</th><th "
-      "class=\"num\">waste</th></tr>\n";
+      "%s.</p>\n",
+      std::min(kTopWorkers, r.workers.size()), r.workers.size(),
+      ranks ? "S if only this rank were left unfixed"
+            : "min of their DP rank's and their stage's S");
+  *out += std::string("<table id=\"workers\">\n<tr><th class=\"num\">#</th>") +
+          "<th class=\"num\">rank</th>" +
+          (ranks ? "" : "<th class=\"num\">DP rank</th><th class=\"num\">stage</th>") +
+          "<th class=\"num\">slowdown</th><th class=\"num\">waste</th></tr>\n";
   for (size_t k = 0; k < r.workers.size() && k < kTopWorkers; ++k) {
     const whatif::WorkerScore& w = r.workers[k];
+    *out += StrFormat("<tr><td class=\"num\">%zu</td><td class=\"num\">%d</td>",
+                      k + 1, w.rank);
+    if (!ranks) {
+      *out += StrFormat("<td class=\"num\">%d</td><td class=\"num\">%d</td>",
+                        w.dp, w.pp);
+    }
     *out += StrFormat(
-        "<tr><td class=\"num\">%zu</td><td class=\"num\">%d</td><td "
-        "class=\"num\">%d</td><td class=\"num\">%d</td><td "
-        "class=\"num\">%.3f</td><td class=\"num\">%.1f%%</td></tr>\n",
-        k + 1, w.rank, w.dp, w.pp, w.score,
-        w.score > 0 ? 100 * (1 - 1 / w.score) : 0.0);
+        "<td class=\"num\">%.3f</td><td class=\"num\">%.1f%%</td></tr>\n",
+        w.score, w.score > 0 ? 100 * (1 - 1 / w.score) : 0.0);
   }
   *out += "</table>\n";
 }
@@ -373,7 +381,7 @@ void Charts(std::string* out, const WhatIfResult& r) {
       "colour from 1.0 to 1.5 as in the SMon view (darker is slower).</p>\n"
       "<div id=\"chart-heatmap\" class=\"chart\" style=\"height:%dpx\">"
       "</div>\n",
-      ranks ? "one column per rank (the traces do not give the layout)"
+      ranks ? "one row per rank (the traces do not give the layout)"
             : "DP rank x PP stage",
       heatmap_px);
   *out +=
@@ -421,6 +429,15 @@ void Head(std::string* out, const HtmlReportInput& in) {
 void Heading(std::string* out, const HtmlReportInput& in) {
   const WhatIfResult& r = in.result;
   *out += "<h1>strag report: " + Escape(in.title) + "</h1>\n";
+  if (r.layout == whatif::Layout::kRanks) {
+    *out += StrFormat(
+        "<p class=\"sub\" id=\"job\">Job: %zu traced ranks of %lld (layout "
+        "not in the traces), %zu steps, %zu ops.</p>\n",
+        r.workers.size(),
+        static_cast<long long>(std::max<int64_t>(in.meta.WorldSize(), r.pp)),
+        r.steps.size(), r.num_ops);
+    return;
+  }
   *out += StrFormat(
       "<p class=\"sub\" id=\"job\">Job: DP %d x PP %d x TP %d x CP %d (VPP "
       "%d), %zu traced workers, %zu steps, %zu ops.</p>\n",
