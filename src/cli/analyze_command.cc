@@ -231,7 +231,8 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   }
   if (auto html = flags.Get("html")) {
     RETURN_IF_ERROR(WriteHtmlReport(*html, trace_path, result, meta, diagnosis,
-                                    cost, slowest ? &*slowest : nullptr));
+                                    cost, slowest ? &*slowest : nullptr,
+                                    notes ? &*notes : nullptr));
   }
   if (auto perfetto = flags.Get("perfetto")) {
     ASSIGN_OR_RETURN(

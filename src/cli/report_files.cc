@@ -73,13 +73,15 @@ Status WriteHtmlReport(const std::string& path, const std::string& title,
                        const trace::JobMeta& meta,
                        const diagnose::Diagnosis& diagnosis,
                        const econ::StepCost& cost,
-                       const whatif::Timeline* timeline) {
+                       const whatif::Timeline* timeline,
+                       const report::InputNotes* input) {
   return WriteTextFile(path, report::RenderHtmlReport({.title = title,
                                                        .result = result,
                                                        .meta = meta,
                                                        .diagnosis = diagnosis,
                                                        .cost = cost,
-                                                       .timeline = timeline}));
+                                                       .timeline = timeline,
+                                                       .input = input}));
 }
 
 Status WriteTextFile(const std::string& path, const std::string& text) {

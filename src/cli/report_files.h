@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "diagnose/diagnosis.h"
 #include "econ/step_cost.h"
+#include "report/input_notes.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
@@ -40,7 +41,8 @@ Status WriteHtmlReport(const std::string& path, const std::string& title,
                        const trace::JobMeta& meta,
                        const diagnose::Diagnosis& diagnosis,
                        const econ::StepCost& cost,
-                       const whatif::Timeline* timeline);
+                       const whatif::Timeline* timeline,
+                       const report::InputNotes* input = nullptr);
 
 // Writes `text` to `path` (kNotFound naming the path when it cannot).
 Status WriteTextFile(const std::string& path, const std::string& text);

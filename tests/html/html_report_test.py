@@ -309,6 +309,7 @@ class HtmlReportTest(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         probe = self.check_page(html, {"workers": 6})
         self.assertIn("By rank", probe["text"])
+        self.assertIn("6 kineto trace file(s)", probe["text"])
         self.assertNotIn("PP stage", probe["text"])
 
 

@@ -458,6 +458,42 @@ void Scripts(std::string* out, const HtmlReportInput& in) {
   *out += "</script>\n</body>\n</html>\n";
 }
 
+// Profiler traces: files, missing ranks, clock alignment, skipped events
+// and every warning, so that the numbers above can be judged.
+void InputSection(std::string* out, const InputNotes& in) {
+  *out += "<h2>Input</h2>\n<dl class=\"oncall\" id=\"input\">\n";
+  Item(out, "files", StrFormat("%lld %s trace file(s), %lld events, world of "
+                               "%d ranks",
+                               static_cast<long long>(in.files),
+                               in.format.c_str(),
+                               static_cast<long long>(in.events),
+                               in.world_size));
+  if (!in.missing_ranks.empty()) {
+    Item(out, "missing ranks", RankList(in.missing_ranks));
+  }
+  if (!in.clock.offset_ns.empty()) {
+    int64_t widest = 0;
+    for (const auto& [rank, off] : in.clock.offset_ns)
+      widest = std::max(widest, off < 0 ? -off : off);
+    Item(out, "clocks",
+         StrFormat("aligned on %lld collectives, offsets up to %.3f ms, "
+                   "residual max %.1f us (p99 %.1f us)",
+                   static_cast<long long>(in.clock.collectives),
+                   1e-6 * static_cast<double>(widest),
+                   in.clock.residual_max_us, in.clock.residual_p99_us));
+  }
+  for (const auto& [why, n] : in.skipped) {
+    Item(out, "skipped", StrFormat("%lld: ", static_cast<long long>(n)) + why);
+  }
+  *out += "</dl>\n";
+  if (in.warnings.empty()) return;
+  *out += "<ul id=\"warnings\">\n";
+  for (const std::string& w : in.warnings) {
+    *out += "<li>" + Escape(w) + "</li>\n";
+  }
+  *out += "</ul>\n";
+}
+
 }  // namespace
 
 std::string RenderHtmlReport(const HtmlReportInput& in) {
@@ -466,6 +502,7 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
   Head(&out, in);
   Heading(&out, in);
   Summary(&out, in);
+  if (in.input) InputSection(&out, *in.input);
   Findings(&out, in.diagnosis);
   Charts(&out, in.result);
   RankedWorkers(&out, in.result);

@@ -14,6 +14,7 @@
 
 #include "diagnose/diagnosis.h"
 #include "econ/step_cost.h"
+#include "report/input_notes.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 #include "whatif/timeline.h"
@@ -29,6 +30,8 @@ struct HtmlReportInput {
   const econ::StepCost& cost;  // gpus == 0: no cost lines
   // The worst step's ops, actual vs ideal; null: no timeline section.
   const whatif::Timeline* timeline = nullptr;
+  // What was read and what was wrong with it (profiler traces); null: none.
+  const InputNotes* input = nullptr;
 };
 
 // The timeline shows at most this many workers: those with critical-path
