@@ -25,8 +25,6 @@ std::string Format(const char* fmt, double a, double b = 0, double c = 0,
   return buf;
 }
 
-double Median(std::vector<double> v) { return strag::Median(&v); }
-
 // Mean forward + backward compute time of every worker [dp][stage], s.
 std::vector<std::vector<double>> WorkerCompute(const whatif::PreparedTrace& t) {
   const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
@@ -135,7 +133,7 @@ Finding DetectStageImbalance(const whatif::PreparedTrace& t,
   for (size_t s = 0; s < stage.size(); ++s) {
     std::vector<double> column;
     for (const auto& row : work) column.push_back(row[s]);
-    stage[s] = Median(column);
+    stage[s] = Median(&column);
   }
   double mean = 0;
   for (double x : stage) mean += x / static_cast<double>(stage.size());
@@ -268,7 +266,7 @@ Finding DetectDataLoading(const whatif::PreparedTrace& t,
   for (size_t s = 0; s < steps; ++s) {
     std::vector<double> column;
     for (const auto& [rank, g] : gaps) column.push_back(g[s]);
-    const double median = Median(column);
+    const double median = Median(&column);
     const double bar =
         std::max(0.002, 0.02 * static_cast<double>(t.step_t_base[s]));
     for (const auto& [rank, g] : gaps) {

@@ -2,10 +2,9 @@
 #include "report/render/kineto_json.h"
 
 #include <algorithm>
-#include <map>
-#include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
