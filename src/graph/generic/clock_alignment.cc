@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "base/median.h"
+#include "graph/disjoint_sets.h"
 
 namespace strag::graph {
 namespace {
@@ -66,26 +67,21 @@ Problem BuildProblem(size_t num_ranks, const CollectiveEnds& ends) {
 // Per rank: the lowest rank index connected to it through collectives, or
 // -1 when it is in none.
 std::vector<int32_t> Anchors(const Problem& p, size_t num_ranks) {
-  std::vector<uint32_t> parent(num_ranks);
-  std::iota(parent.begin(), parent.end(), 0u);
-  auto find = [&](uint32_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
+  DisjointSets sets(num_ranks);
   for (size_t c = 0; c < p.size(); ++c) {
-    const auto a = find(static_cast<uint32_t>(p.rank[p.begin[c]]));
     for (uint32_t e = p.begin[c] + 1; e < p.begin[c + 1]; ++e) {
-      const auto b = find(static_cast<uint32_t>(p.rank[e]));
-      // Union towards the lower index: every root is its set's minimum.
-      if (a < b) parent[b] = a;
-      if (b < a) parent[a] = b;
+      sets.Union(static_cast<uint32_t>(p.rank[p.begin[c]]),
+                 static_cast<uint32_t>(p.rank[e]));
     }
   }
+  // Ranks ascend: the first rank seen of a set is its lowest.
+  std::vector<int32_t> lowest(num_ranks, -1);
   std::vector<int32_t> anchor(num_ranks, -1);
   for (size_t r = 0; r < num_ranks; ++r) {
-    if (!p.entries_of_rank[r].empty()) {
-      anchor[r] = static_cast<int32_t>(find(static_cast<uint32_t>(r)));
-    }
+    if (p.entries_of_rank[r].empty()) continue;
+    int32_t& low = lowest[sets.Find(static_cast<uint32_t>(r))];
+    if (low < 0) low = static_cast<int32_t>(r);
+    anchor[r] = low;
   }
   return anchor;
 }

@@ -50,6 +50,16 @@ struct Job {
     }
     return worst;
   }
+  // The same over `ranks` only (anchored at rank 0).
+  int64_t MaxErrorOf(const ClockAlignment& a,
+                     const std::vector<size_t>& ranks) const {
+    int64_t worst = 0;
+    for (size_t r : ranks) {
+      const int64_t truth = offset[r] - offset[0];
+      worst = std::max(worst, std::abs(a.offset_ns[r] - truth));
+    }
+    return worst;
+  }
 };
 
 std::vector<int32_t> Range(int32_t lo, int32_t hi) {
@@ -142,6 +152,20 @@ TEST(ClockAlignmentTest, DisconnectedSets) {
   EXPECT_EQ(a.offset_ns[4], 0);
   EXPECT_EQ(a.offset_ns[5], 0);
   EXPECT_EQ(a.collectives, 6);
+}
+
+// {0,5}, {1,6}, then {2,5,6}: one connected set; a union-find that links
+// the first member's root twice would leave {0,5} apart.
+TEST(ClockAlignmentTest, SetJoinedByALaterCollective) {
+  Job job(7, 50 * kMs);
+  for (int i = 0; i < 3; ++i) {
+    job.Collective({0, 5}, 0);
+    job.Collective({1, 6}, 0);
+    job.Collective({2, 5, 6}, 0);
+  }
+  const ClockAlignment a = AlignClocks(7, job.ends);
+  EXPECT_EQ(a.anchor, (std::vector<int32_t>{0, 0, 0, -1, -1, 0, 0}));
+  EXPECT_EQ(job.MaxErrorOf(a, {0, 1, 2, 5, 6}), 0);
 }
 
 TEST(ClockAlignmentTest, NoCollectives) {
