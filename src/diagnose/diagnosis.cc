@@ -34,9 +34,11 @@ void Persistence(const whatif::WhatIfResult& r, Diagnosis* d) {
   // Without a layout (Layout::kRanks) each rank is its own "stage".
   const bool ranks = r.layout == whatif::Layout::kRanks;
   const auto& per_step = ranks ? r.by_stage.per_step : r.by_dp_rank.per_step;
-  if (r.workers.empty() || per_step.empty()) return;
-  const auto mine = static_cast<size_t>(ranks ? r.workers.front().pp
-                                              : r.workers.front().dp);
+  // The share of the largest straggler (set before), whom the report names.
+  const Straggler& straggler = d->largest_straggler;
+  if (straggler.rank < 0 || per_step.empty()) return;
+  const auto mine =
+      static_cast<size_t>(ranks ? straggler.pp : straggler.dp);
   size_t hits = 0;
   for (size_t s = 0; s < r.steps.size(); ++s) {
     size_t worst = 0;
@@ -93,14 +95,17 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
                    const DiagnoseOptions& options) {
   Diagnosis d;
   const Finding healthy = DetectHealthy(r);
-  // On equal confidence the earlier wins: persistent late starts are data
-  // loading before they are host pauses.
-  std::vector<Finding> all = {DetectFaultyWorker(r), DetectDataLoading(t, r),
-                              DetectHostPause(t, r),
-                              DetectCommunication(r)};
-  if (t.layout == whatif::Layout::kMegatron) {  // stages and microbatches
+  // On equal confidence the earlier wins: stages and microbatches (a
+  // Megatron layout only) before host delays, and persistent late starts
+  // are data loading before they are host pauses.
+  std::vector<Finding> all = {DetectFaultyWorker(r)};
+  if (t.layout == whatif::Layout::kMegatron) {
     all.push_back(DetectStageImbalance(t, r));
     all.push_back(DetectSequenceLengthImbalance(t, r));
+  }
+  for (Finding f : {DetectDataLoading(t, r), DetectHostPause(t, r),
+                    DetectCommunication(r)}) {
+    all.push_back(std::move(f));
   }
   std::stable_sort(all.begin(), all.end(),
                    [](const Finding& a, const Finding& b) {
