@@ -45,7 +45,6 @@ void PlaceTimes(const graph::GenericModel& m, PreparedTrace* p,
       origin[s] = std::min(origin[s], m.start_ns[v * steps + s]);
     }
   }
-  p->row.resize(n * steps);
   p->start.resize(n * steps);
   p->cost.resize(n * steps);
   end->resize(n * steps);
@@ -54,7 +53,6 @@ void PlaceTimes(const graph::GenericModel& m, PreparedTrace* p,
     const auto start = static_cast<float>(
         static_cast<double>(m.start_ns[slot] - origin[slot % steps]) * 1e-9);
     const auto dur = static_cast<float>(static_cast<double>(m.dur_ns[slot]) * 1e-9);
-    p->row[slot] = static_cast<uint32_t>(slot);
     p->start[slot] = start;
     p->cost[slot] = dur;
     (*end)[slot] = start + dur;  // binary32, as for the ops CSV

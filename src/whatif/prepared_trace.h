@@ -50,7 +50,7 @@ struct PreparedTrace {
   std::vector<int32_t> worker_rank;  // [dp * pp + stage] -> global rank
 
   // Per (node, instance), layout [node * num_instances() + instance]:
-  BigVector<uint32_t> row;        // row of the ops table
+  BigVector<uint32_t> row;  // row of the ops table (empty for kRanks)
   BigVector<float> start;         // rebased traced start, s
   BigVector<float> launch_delay;  // s, clamped
   BigVector<double> cost;  // traced duration (plain) or transfer (comm), s

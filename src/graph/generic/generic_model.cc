@@ -25,7 +25,6 @@ struct StepData {
   int64_t id = 0;
   std::vector<std::vector<LocalNode>> nodes;  // per rank index
   std::vector<MatchedComm> matching;
-  std::vector<int64_t> begin_ns;  // per rank index: span start, own clock
   bool complete = true;  // every rank has nodes, every comm every member
 };
 
@@ -185,7 +184,6 @@ StepData Builder::MakeStep(int64_t id,
   for (size_t r = 0; r < traces_.size(); ++r) {
     const size_t k = span_of_rank[r];
     s.nodes.push_back(BuildLocalNodes(*traces_[r], split_[r].rows[k]));
-    s.begin_ns.push_back(split_[r].spans[k].start_ns);
     s.complete = s.complete && !s.nodes.back().empty();
   }
   s.matching = MatchStep(catalog_, traces_, model_.ranks, s.nodes,
@@ -335,6 +333,12 @@ void Builder::WarnComm(const MatchedComm& m,
 // Offsets from the matched collectives of the kept steps.
 void Builder::Align() {
   const size_t n = traces_.size();
+  if (!options_.align_clocks) {
+    model_.clock.offset_ns.assign(n, 0);
+    model_.clock.anchor.assign(n, -1);
+    model_.clock.collectives_of_rank.assign(n, 0);
+    return;
+  }
   CollectiveEnds ends;
   for (size_t s : kept_) {
     for (const MatchedComm& m : steps_[s].matching) {
@@ -344,12 +348,6 @@ void Builder::Align() {
       }
       ends.Close();
     }
-  }
-  if (!options_.align_clocks) {
-    model_.clock.offset_ns.assign(n, 0);
-    model_.clock.anchor.assign(n, -1);
-    model_.clock.collectives_of_rank.assign(n, 0);
-    return;
   }
   model_.clock = AlignClocks(n, ends, options_.clock);
   for (const std::string& w : ClockWarnings(model_.clock, model_.ranks)) {
@@ -364,13 +362,11 @@ void Builder::FillTimes() {
   for (const auto& nodes : ref.nodes) num_nodes += nodes.size();
   model_.start_ns.resize(num_nodes * num_steps);
   model_.dur_ns.resize(num_nodes * num_steps);
-  model_.step_begin_ns.resize(traces_.size() * num_steps);
   for (size_t k = 0; k < num_steps; ++k) {
     const StepData& s = steps_[kept_[k]];
     size_t v = 0;
     for (size_t r = 0; r < traces_.size(); ++r) {
       const int64_t offset = model_.clock.offset_ns[r];
-      model_.step_begin_ns[r * num_steps + k] = s.begin_ns[r] + offset;
       for (const LocalNode& n : s.nodes[r]) {
         model_.start_ns[v * num_steps + k] = n.start_ns + offset;
         model_.dur_ns[v * num_steps + k] = n.busy_ns;

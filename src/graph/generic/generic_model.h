@@ -84,9 +84,6 @@ struct GenericModel {
   // A compute segment's duration is its busy time (segments.h).
   std::vector<int64_t> start_ns;
   std::vector<int64_t> dur_ns;
-  // Per (rank, step), layout [rank_index * steps.size() + step]: the
-  // ProfilerStep span's start, clock-aligned (for host gaps at step start).
-  std::vector<int64_t> step_begin_ns;
   ClockAlignment clock;  // per rank index
   std::vector<std::string> warnings;
   GenericCounters counters;
