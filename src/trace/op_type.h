@@ -42,6 +42,8 @@ enum class OpType : uint8_t {
   kOtherComm,
 };
 inline constexpr int kNumOpTypes = 25;
+// The Megatron types (those of the ops CSV) come first.
+inline constexpr int kNumMegatronOpTypes = static_cast<int>(OpType::kCompute);
 
 // The attribution groups of the published analysis: op types, with the four
 // p2p types merged into forward-pp-comm / backward-pp-comm.

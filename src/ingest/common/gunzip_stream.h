@@ -64,7 +64,7 @@ class GunzipStream {
 
  private:
   struct Zlib;  // the z_stream; kept out of this header
-  struct Isal;  // ISA-L's inflate_state (gunzip_isal.cc)
+  struct Isal;  // ISA-L's inflate_state (gunzip_stream.cc)
   Result<Progress> InflateZlib(std::string_view in, bool in_is_last, char* out,
                                size_t out_capacity);
   Result<Progress> InflateIsal(std::string_view in, bool in_is_last, char* out,

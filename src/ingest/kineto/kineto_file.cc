@@ -10,15 +10,6 @@
 #include "ingest/common/text_reader.h"
 
 namespace strag::ingest {
-namespace {
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
-
 Result<trace::RankTrace> ReadKinetoFile(const std::string& path,
                                         const ReadKinetoOptions& options) {
   ASSIGN_OR_RETURN(
@@ -49,7 +40,7 @@ Result<std::vector<std::string>> ListKinetoInputs(const std::string& path) {
   for (fs::directory_iterator it(path, error), end; !error && it != end;
        it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (!(EndsWith(name, ".json") || EndsWith(name, ".json.gz"))) continue;
+    if (!(name.ends_with(".json") || name.ends_with(".json.gz"))) continue;
     std::error_code type_error;
     if (!it->is_regular_file(type_error)) continue;
     files.push_back(it->path().string());

@@ -9,10 +9,6 @@ namespace {
 
 using trace::OpType;
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 // Lower case letters and digits only: "_reduce_scatter_base" ->
 // "reducescatterbase".
 std::string Normalize(std::string_view name) {
@@ -49,7 +45,7 @@ std::optional<OpType> CollectiveFromName(std::string_view name) {
       {"monitoredbarrier", OpType::kBarrier},
   };
   for (const auto& entry : kPrefixes) {
-    if (StartsWith(n, entry.prefix)) return entry.type;
+    if (n.starts_with(entry.prefix)) return entry.type;
   }
   if (n == "reduce" || n == "reducecoalesced") return OpType::kReduce;
   if (n == "send") return OpType::kSend;
@@ -59,9 +55,9 @@ std::optional<OpType> CollectiveFromName(std::string_view name) {
 
 CpuCommFamily CpuCommFamilyOf(std::string_view name) {
   if (name == "record_param_comms") return CpuCommFamily::kRecordParamComms;
-  if (StartsWith(name, "nccl:")) return CpuCommFamily::kNccl;
-  if (StartsWith(name, "c10d::")) return CpuCommFamily::kC10d;
-  if (StartsWith(name, "gloo:")) return CpuCommFamily::kGloo;
+  if (name.starts_with("nccl:")) return CpuCommFamily::kNccl;
+  if (name.starts_with("c10d::")) return CpuCommFamily::kC10d;
+  if (name.starts_with("gloo:")) return CpuCommFamily::kGloo;
   return CpuCommFamily::kNone;
 }
 
@@ -78,14 +74,14 @@ std::optional<OpType> CpuCommCollective(std::string_view name) {
 }
 
 bool IsNcclKernel(std::string_view name) {
-  return StartsWith(name, "ncclKernel") || StartsWith(name, "ncclDevKernel");
+  return name.starts_with("ncclKernel") || name.starts_with("ncclDevKernel");
 }
 
 std::optional<OpType> NcclKernelCollective(std::string_view name) {
   size_t begin = 0;
-  if (StartsWith(name, "ncclKernel_")) {
+  if (name.starts_with("ncclKernel_")) {
     begin = 11;
-  } else if (StartsWith(name, "ncclDevKernel_")) {
+  } else if (name.starts_with("ncclDevKernel_")) {
     begin = 14;
   } else {
     return std::nullopt;
@@ -102,7 +98,7 @@ std::optional<OpType> NcclKernelCollective(std::string_view name) {
 
 std::optional<int64_t> ProfilerStepId(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (!StartsWith(name, kPrefix) || name.size() == kPrefix.size()) {
+  if (!name.starts_with(kPrefix) || name.size() == kPrefix.size()) {
     return std::nullopt;
   }
   int64_t id = 0;

@@ -20,8 +20,6 @@ Wide Pow10(int n) {
   return p;
 }
 
-}  // namespace
-
 // The common case without int128 arithmetic: up to 9e15 us (16 digits,
 // the epoch in microseconds) with up to 3 decimals.
 std::optional<int64_t> FastMicrosToNanos(std::string_view text) {
@@ -52,6 +50,8 @@ std::optional<int64_t> FastMicrosToNanos(std::string_view text) {
   const int64_t ns = us * 1000 + frac * kScale[frac_digits];
   return negative ? -ns : ns;
 }
+
+}  // namespace
 
 std::optional<int64_t> MicrosTextToNanos(std::string_view text) {
   if (const auto fast = FastMicrosToNanos(text)) return fast;

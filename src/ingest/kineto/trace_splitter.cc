@@ -2,10 +2,11 @@
 #include "ingest/kineto/trace_splitter.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <utility>
+
+#include "base/str_format.h"
 
 namespace strag::ingest::kineto {
 namespace {
@@ -16,9 +17,7 @@ bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 std::string Printable(char c) {
   const auto u = static_cast<unsigned char>(c);
   if (u >= 0x20 && u < 0x7f) return std::string("'") + c + "'";
-  char hex[8];
-  std::snprintf(hex, sizeof(hex), "0x%02x", u);
-  return hex;
+  return StrFormat("0x%02x", static_cast<unsigned>(u));
 }
 
 // true, false, null or something that starts like a JSON number: enough to

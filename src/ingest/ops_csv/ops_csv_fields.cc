@@ -7,7 +7,7 @@ using trace::OpType;
 
 // The ops CSV holds Megatron-LM op types only: the generic ones (compute,
 // all-reduce, ...) come from profiler traces and have no place in its model.
-constexpr int kNumCsvOpTypes = static_cast<int>(OpType::kCompute);
+constexpr int kNumCsvOpTypes = trace::kNumMegatronOpTypes;
 
 OpTypeLookup::OpTypeLookup() {
   static_assert(kNumCsvOpTypes <= 32);

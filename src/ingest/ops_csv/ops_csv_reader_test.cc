@@ -155,7 +155,7 @@ TEST(OpsCsvReaderTest, AcceptsQuotedNumbers) {
 
 // Every Megatron op type name parses back to its type; the generic types
 // of profiler traces (compute, all-reduce, ...) are not ops CSV types.
-constexpr int kNumCsvOpTypes = static_cast<int>(OpType::kCompute);
+constexpr int kNumCsvOpTypes = trace::kNumMegatronOpTypes;
 
 TEST(OpsCsvReaderTest, ParsesEveryOpType) {
   std::string csv(kHeader);
