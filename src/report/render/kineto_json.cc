@@ -83,10 +83,24 @@ Result<KinetoExport> KinetoExport::Build(const trace::OpsTable& table,
   if (table.size() >= std::numeric_limits<uint32_t>::max()) {
     return InvalidInput("kineto export: more than 2^32 - 1 ops");
   }
+  if (table.size() == 0) {
+    return InvalidInput("kineto export: the table has no ops (an empty "
+                        "--steps-window?)");
+  }
   KinetoExport out;
   out.table_ = &table;
   out.options_ = options;
   RETURN_IF_ERROR(out.FindWorkers(meta));
+  // The embedding group holds the first and the last stage only.
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (table.op_type[i] == OpType::kEmbeddingGradsAllReduce &&
+        table.pp[i] != 0 && table.pp[i] != out.pp_ - 1) {
+      return InvalidInput("kineto export: row " + std::to_string(i) +
+                          ": embedding-grads-all-reduce on stage " +
+                          std::to_string(table.pp[i]) +
+                          ", which is neither the first nor the last");
+    }
+  }
   out.IndexRows();
   out.BuildGroups();
   const double max_ns = options.max_clock_offset_ms * 1e6;
