@@ -217,10 +217,7 @@ Status RunAnalyze(const std::vector<std::string>& args) {
                    CostFromFlags(flags, result, cost_meta));
   diagnose::Diagnosis diagnosis = diagnose::Diagnose(
       prepared, result, {.gpus_per_node = GpusPerNode(meta), .tp = meta.tp});
-  if (!coverage.empty()) {
-    diagnosis.probable_cause = diagnose::Cause::kNone;
-    diagnosis.dominant_cause = "unknown: " + coverage;
-  }
+  if (!coverage.empty()) diagnose::WithoutDiagnosis(coverage, &diagnosis);
   ASSIGN_OR_RETURN(const std::optional<whatif::Timeline> slowest,
                    SlowestStepTimeline(prepared, result));
   if (slowest) diagnose::AddWorstStep(*slowest, &diagnosis);

@@ -170,6 +170,15 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
   return d;
 }
 
+void WithoutDiagnosis(const std::string& reason, Diagnosis* d) {
+  d->findings.clear();
+  d->probable_cause = Cause::kNone;
+  d->dominant_cause = "unknown: " + reason;
+  d->largest_straggler = {};
+  d->scope.clear();
+  d->worst_worker_share = 0;
+}
+
 void AddWorstStep(const whatif::Timeline& t, Diagnosis* d) {
   const whatif::TimelineOp* compute = nullptr;
   const whatif::TimelineOp* comm = nullptr;

@@ -76,6 +76,11 @@ Diagnosis Diagnose(const whatif::PreparedTrace& trace,
                    const whatif::WhatIfResult& result,
                    const DiagnoseOptions& options);
 
+// When the input cannot support a diagnosis (`reason`, e.g. "only 2 of 128
+// ranks are traced"): no finding, cause or straggler is named, and the
+// dominant cause is "unknown: <reason>"; the measured facts stay.
+void WithoutDiagnosis(const std::string& reason, Diagnosis* diagnosis);
+
 // Fills worst_microbatch / worst_collective from the worst step's timeline.
 void AddWorstStep(const whatif::Timeline& worst_step, Diagnosis* diagnosis);
 

@@ -206,6 +206,8 @@ class KinetoCliTest(unittest.TestCase):
         self.assertIn("no diagnosis: only 2 of 128 ranks are traced", err)
         self.assertEqual(result["report"]["probable_cause"], "none")
         self.assertTrue(result["report"]["dominant_cause"].startswith("unknown"))
+        self.assertEqual(result["report"]["findings"], [])
+        self.assertEqual(result["report"]["largest_straggler"]["rank"], -1)
         self.assertEqual(result["cost"]["gpus"], 2)  # not extrapolated to 128
 
     def test_every_hta_file_is_analysed(self):

@@ -78,9 +78,12 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
     *out += StrFormat("  job utilization %.1f%%; dominant cause: %s\n",
                    100.0 * cost.utilization, d.dominant_cause.c_str());
   }
-  *out += "  largest straggler: " +
-          Paint("global rank " + std::to_string(s.rank), "31", color) +
-          "; scope: " + d.scope + "\n";
+  *out += s.rank < 0
+              ? std::string("  largest straggler: none named\n")
+              : "  largest straggler: " +
+                    Paint("global rank " + std::to_string(s.rank), "31",
+                          color) +
+                    "; scope: " + d.scope + "\n";
   *out += StrFormat(
       "  excess step time %+.1f ms (%.0f%% blocking, %.0f%% launch "
       "delay); persistence: P90 of per-step S/S %.3f (%s), %s "
