@@ -92,6 +92,9 @@ void NoteClock(const graph::GenericModel& model, report::InputNotes* notes) {
   const graph::ClockAlignment& c = model.clock;
   for (size_t i = 0; i < model.ranks.size() && i < c.offset_ns.size(); ++i) {
     notes->clock.offset_ns.emplace_back(model.ranks[i], c.offset_ns[i]);
+    notes->clock.max_abs_offset_ns =
+        std::max(notes->clock.max_abs_offset_ns,
+                 c.offset_ns[i] < 0 ? -c.offset_ns[i] : c.offset_ns[i]);
   }
   notes->clock.residual_max_us = static_cast<double>(c.residual_max_ns) * 1e-3;
   notes->clock.residual_p99_us = static_cast<double>(c.residual_p99_ns) * 1e-3;

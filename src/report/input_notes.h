@@ -16,6 +16,7 @@ namespace strag::report {
 
 struct ClockNotes {
   std::vector<std::pair<int32_t, int64_t>> offset_ns;  // (rank, offset)
+  int64_t max_abs_offset_ns = 0;                       // over the ranks
   double residual_max_us = 0;  // |aligned end - collective's end|, max
   double residual_p99_us = 0;
   int64_t collectives = 0;     // matched collectives the offsets rest on

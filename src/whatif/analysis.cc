@@ -184,6 +184,20 @@ void ScoreWorkers(const PreparedTrace& t, WhatIfResult* r) {
 
 }  // namespace
 
+std::string_view LayoutName(Layout layout) {
+  return layout == Layout::kRanks ? "ranks" : "megatron";
+}
+
+int64_t WorldSize(const WhatIfResult& r, const trace::JobMeta& meta) {
+  if (r.layout == Layout::kRanks) {
+    return std::max<int64_t>(meta.world_size, static_cast<int64_t>(r.pp));
+  }
+  trace::JobMeta shape = meta;
+  shape.dp = r.dp;
+  shape.pp = r.pp;
+  return shape.WorldSize();
+}
+
 Result<WhatIfResult> Analyze(const PreparedTrace& t,
                              const WhatIfOptions& options) {
   WhatIfResult r;

@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "trace/job_meta.h"
 #include "whatif/prepared_trace.h"
 
 namespace strag::whatif {
@@ -93,6 +95,13 @@ struct WhatIfResult {
   double self_test_max_error_s = 0;  // replay with launch delays vs trace
   uint64_t replayed_ops = 0;         // ops x lanes over every replay
 };
+
+// "megatron" or "ranks", as reports name the layout.
+std::string_view LayoutName(Layout layout);
+
+// The job's world size for reports: the metadata's, else dp * pp * tp * cp
+// with the traced dp and pp (Megatron); at least the traced ranks (ranks).
+int64_t WorldSize(const WhatIfResult& result, const trace::JobMeta& meta);
 
 Result<WhatIfResult> Analyze(const PreparedTrace& trace,
                              const WhatIfOptions& options);

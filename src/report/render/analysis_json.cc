@@ -64,18 +64,13 @@ void WriteJob(JsonWriter* w, const WhatIfResult& r, const trace::JobMeta& m) {
   w->Key("job");
   w->BeginObject();
   w->FieldString("layout",
-                 r.layout == whatif::Layout::kRanks ? "ranks" : "megatron");
+                 whatif::LayoutName(r.layout));
   w->FieldInt("dp", r.dp);
   w->FieldInt("pp", r.pp);
   w->FieldInt("tp", m.tp);
   w->FieldInt("cp", m.cp);
   w->FieldInt("vpp", r.vpp);
-  trace::JobMeta shape = m;
-  shape.dp = r.dp;
-  shape.pp = r.pp;
-  w->FieldInt("world_size", r.layout == whatif::Layout::kRanks
-                                 ? std::max<int64_t>(m.world_size, r.pp)
-                                 : shape.WorldSize());
+  w->FieldInt("world_size", whatif::WorldSize(r, m));
   w->FieldInt("traced_workers", static_cast<int64_t>(r.workers.size()));
   w->FieldInt("steps", static_cast<int64_t>(r.steps.size()));
   w->FieldInt("ops", static_cast<int64_t>(r.num_ops));

@@ -233,7 +233,7 @@ std::string DataJson(const HtmlReportInput& in) {
   w.BeginObject();
   w.FieldString("schema", "strag.html/1");
   w.FieldString("layout",
-                r.layout == whatif::Layout::kRanks ? "ranks" : "megatron");
+                whatif::LayoutName(r.layout));
   w.Field("slowdown", r.slowdown);
   WriteHeatmap(&w, r);
   WriteSteps(&w, r);
@@ -434,7 +434,7 @@ void Heading(std::string* out, const HtmlReportInput& in) {
         "<p class=\"sub\" id=\"job\">Job: %zu traced ranks of %lld (layout "
         "not in the traces), %zu steps, %zu ops.</p>\n",
         r.workers.size(),
-        static_cast<long long>(std::max<int64_t>(in.meta.WorldSize(), r.pp)),
+        static_cast<long long>(whatif::WorldSize(r, in.meta)),
         r.steps.size(), r.num_ops);
     return;
   }
@@ -472,14 +472,11 @@ void InputSection(std::string* out, const InputNotes& in) {
     Item(out, "missing ranks", RankList(in.missing_ranks));
   }
   if (!in.clock.offset_ns.empty()) {
-    int64_t widest = 0;
-    for (const auto& [rank, off] : in.clock.offset_ns)
-      widest = std::max(widest, off < 0 ? -off : off);
     Item(out, "clocks",
          StrFormat("aligned on %lld collectives, offsets up to %.3f ms, "
                    "residual max %.1f us (p99 %.1f us)",
                    static_cast<long long>(in.clock.collectives),
-                   1e-6 * static_cast<double>(widest),
+                   1e-6 * static_cast<double>(in.clock.max_abs_offset_ns),
                    in.clock.residual_max_us, in.clock.residual_p99_us));
   }
   for (const auto& [why, n] : in.skipped) {

@@ -127,14 +127,12 @@ void Input(std::string* out, const InputNotes& in) {
   *out += "\n";
   const ClockNotes& c = in.clock;
   if (!c.offset_ns.empty()) {
-    int64_t widest = 0;
-    for (const auto& [rank, off] : c.offset_ns)
-      widest = std::max(widest, off < 0 ? -off : off);
     *out += StrFormat(
         "  clocks: aligned on %lld collectives, offsets up to %.3f ms, "
         "residual max %.1f us (p99 %.1f us)\n",
-        static_cast<long long>(c.collectives), 1e-6 * static_cast<double>(widest),
-        c.residual_max_us, c.residual_p99_us);
+        static_cast<long long>(c.collectives),
+        1e-6 * static_cast<double>(c.max_abs_offset_ns), c.residual_max_us,
+        c.residual_p99_us);
   }
   int64_t skipped = 0;
   for (const auto& [why, n] : in.skipped) skipped += n;
@@ -168,7 +166,7 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
     out += StrFormat(
         "  job: %zu traced ranks of %lld (layout not in the traces), %zu "
         "steps, %zu ops\n",
-        r.workers.size(), static_cast<long long>(meta.WorldSize()),
+        r.workers.size(), static_cast<long long>(whatif::WorldSize(r, meta)),
         r.steps.size(), r.num_ops);
   } else {
     out += StrFormat(
