@@ -21,9 +21,10 @@ bool EqualsNoCase(std::string_view a, std::string_view b) {
                     [](char x, char y) { return (x | 0x20) == (y | 0x20); });
 }
 
-// Kineto's categories; the capitalised ones are older Kineto's names.
+// Kineto's categories; the capitalised ones are older Kineto's names. No
+// category, or an empty one, is a CPU op (torch 1.13 writes none).
 Category CategoryOf(const KinetoEvent& event) {
-  if (!event.has_cat) return Category::kCpuOp;
+  if (!event.has_cat || event.cat.empty()) return Category::kCpuOp;
   const std::string_view cat = event.cat;
   if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" ||
       cat == "Kernel" || cat == "Memcpy" || cat == "Memset") {
