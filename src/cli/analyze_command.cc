@@ -47,8 +47,10 @@ const char kAnalyzeUsage[] =
     "  --unfix SEL           report 'un-fix only SEL' (repeatable)\n"
     "  --pool POOL           ideal value pooled per optype (published, "
     "default),\n"
-    "                        optype-stage, op, or position (same position of\n"
-    "                        the step on every rank; default for Kineto)\n"
+    "                        optype-stage, op, position (same position of\n"
+    "                        the step on every rank) or role (Kineto default:\n"
+    "                        same position on the ranks of a stage, outliers\n"
+    "                        left out, stages evened)\n"
     "  --top N               rows per ranking in the summary (default 5)\n"
     "  --threads N           threads for the replays (default: one per core;\n"
     "                        results do not depend on it)\n"
@@ -117,7 +119,7 @@ Result<whatif::WhatIfOptions> ParseOptions(const Flags& flags, bool kineto) {
   }
   options.threads = static_cast<size_t>(threads.value_or(0));
   const std::string pool =
-      flags.Get("pool").value_or(kineto ? "position" : "optype");
+      flags.Get("pool").value_or(kineto ? "role" : "optype");
   if (pool == "optype") {
     options.pool = whatif::IdealPool::kOpType;
   } else if (pool == "optype-stage") {
@@ -126,9 +128,12 @@ Result<whatif::WhatIfOptions> ParseOptions(const Flags& flags, bool kineto) {
     options.pool = whatif::IdealPool::kOp;
   } else if (pool == "position") {
     options.pool = whatif::IdealPool::kPosition;
+  } else if (pool == "role" && kineto) {
+    options.pool = whatif::IdealPool::kRole;
   } else {
     return InvalidInput(
-        "flag --pool: expected optype, optype-stage, op or position, "
+        "flag --pool: expected optype, optype-stage, op, position or (Kineto "
+        "traces) role, "
         "got \"" +
         pool + "\"");
   }
@@ -175,15 +180,25 @@ Status RunAnalyze(const std::vector<std::string>& args) {
     ASSIGN_OR_RETURN(std::string text, ingest::ReadFile(meta_path));
     ASSIGN_OR_RETURN(meta, ingest::ParseJobMetaYaml(text, meta_path));
   }
+  // Flags given for a Kineto job lay its ranks out (else it is inferred).
+  const bool layout_flags = flags.Has("dp") || flags.Has("pp");
   RETURN_IF_ERROR(ApplyLayoutFlags(flags, &meta));
 
   whatif::PreparedTrace prepared;
   std::optional<report::InputNotes> notes;
   std::string coverage;  // why no diagnosis is made, if so
   if (kineto) {
-    ASSIGN_OR_RETURN(KinetoJob job, ReadKinetoJob(inputs, options.threads
-                                                              ? options.threads
-                                                              : HardwareThreads()));
+    const graph::LayoutFlags layout{
+        .dp = layout_flags || !meta_path.empty() ? meta.dp : 0,
+        .pp = layout_flags || !meta_path.empty() ? meta.pp : 0,
+        .tp = meta.tp,
+        .cp = meta.cp,
+        .gpus_per_node = GpusPerNode(meta)};
+    ASSIGN_OR_RETURN(
+        KinetoJob job,
+        ReadKinetoJob(inputs,
+                      options.threads ? options.threads : HardwareThreads(),
+                      layout));
     coverage = CoverageProblem(job);
     if (!coverage.empty()) {
       job.notes.warnings.push_back(

@@ -119,10 +119,6 @@ std::string CoverageProblem(const KinetoJob& job) {
            std::to_string(job.notes.world_size) +
            " ranks are traced: a straggler among the others is invisible";
   }
-  if (job.prepared.steps.size() < 2) {
-    return "only one complete step: nothing tells a straggler from a slow "
-           "step";
-  }
   return "";
 }
 
@@ -133,7 +129,7 @@ bool IsKinetoInput(const std::string& path) {
 }
 
 Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
-                                size_t threads) {
+                                size_t threads, graph::LayoutFlags layout) {
   KinetoJob job;
   job.notes.format = "kineto";
   ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(paths));
@@ -165,7 +161,15 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
   NoteRanks(&ranks, &job.notes);
   ASSIGN_OR_RETURN(graph::GenericModel model, graph::BuildGenericModel(ranks, {}));
   NoteClock(model, &job.notes);
-  ASSIGN_OR_RETURN(job.prepared, whatif::PrepareGenericTrace(std::move(model)));
+  layout.world_size = job.notes.world_size;
+  graph::InferredLayout inferred = graph::InferLayout(model, layout);
+  for (std::string& w : inferred.warnings) {
+    job.notes.warnings.push_back(std::move(w));
+  }
+  job.notes.layout = inferred.topology.source;
+  ASSIGN_OR_RETURN(job.prepared,
+                   whatif::PrepareGenericTrace(std::move(model),
+                                               std::move(inferred.topology)));
   return job;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "graph/generic/layout_inference.h"
 #include "report/input_notes.h"
 #include "whatif/prepared_trace.h"
 
@@ -23,18 +24,19 @@ struct KinetoJob {
   report::InputNotes notes;
 };
 
-// Why the traces are too few for a diagnosis (a single rank, fewer than
-// half the world's ranks, or a single complete step), or "" when they
-// suffice. The analysis
-// is still made, for the traced ranks only; the report says so.
+// Why the traces are too few for a diagnosis (a single rank, or fewer than
+// half the world's ranks), or "" when they suffice. The analysis is still
+// made, for the traced ranks only; the report says so. A single complete
+// step suffices to name who everyone waited for (persistence unknown).
 std::string CoverageProblem(const KinetoJob& job);
 
 // Reads every trace of `paths` (files, or folders of `*.json[.gz]`) on up to
-// `threads` threads. A file that cannot be read, or that claims a rank
+// `threads` threads, and lays the ranks out as `layout` says (its dp / pp
+// given) or as the traces' communication shows (layout_inference.h). A file that cannot be read, or that claims a rank
 // another file already has, becomes a warning and the job goes on without
 // it; fails only when nothing is left to analyse.
 Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
-                                size_t threads);
+                                size_t threads, graph::LayoutFlags layout);
 
 }  // namespace strag::cli
 

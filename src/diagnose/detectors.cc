@@ -14,6 +14,10 @@ namespace {
 
 using trace::OpType;
 
+// Below this excess slowdown (1%), a worker's excess is noise: the median
+// worker's is floored at it when judging an outlier.
+constexpr double kNoiseFloor = 0.01;
+
 double Clamp01(double x) {
   return std::isfinite(x) ? std::clamp(x, 0.0, 1.0) : 0.0;
 }
@@ -25,23 +29,44 @@ std::string Format(const char* fmt, double a, double b = 0, double c = 0,
   return buf;
 }
 
-// Mean forward + backward compute time of every worker [dp][stage], s.
-std::vector<std::vector<double>> WorkerCompute(const whatif::PreparedTrace& t) {
+// Compute time of every worker (t.workers order) in every step, s. A
+// worker is (model stage w.pp, model DP rank w.dp) in both layouts.
+std::vector<std::vector<double>> WorkerComputePerStep(
+    const whatif::PreparedTrace& t) {
   const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
-  std::vector<std::vector<double>> sum(
-      dp, std::vector<double>(static_cast<size_t>(t.pp), 0.0));
+  std::map<std::pair<int32_t, size_t>, size_t> index;  // (stage, dp) -> k
+  for (size_t k = 0; k < t.workers.size(); ++k) {
+    index[{t.workers[k].pp, static_cast<size_t>(t.workers[k].dp)}] = k;
+  }
+  std::vector<std::vector<double>> out(t.workers.size(),
+                                       std::vector<double>(t.steps.size()));
   for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
     const graph::OpKey& k = t.model.keys[v];
-    if (!trace::IsCompute(k.type)) continue;
+    // Forward and backward of an ops CSV; compute segments of a profiler
+    // trace.
+    if (!trace::IsCompute(k.type) && k.type != OpType::kCompute) continue;
     for (size_t i = 0; i < inst; ++i) {
-      sum[i % dp][static_cast<size_t>(k.stage)] += t.cost[t.Slot(v, i)];
+      const auto it = index.find({k.stage, i % dp});
+      if (it != index.end()) out[it->second][i / dp] += t.cost[t.Slot(v, i)];
     }
   }
-  const double steps = static_cast<double>(t.steps.size());
-  for (auto& row : sum) {
-    for (double& x : row) x /= steps;
+  return out;
+}
+
+double MeanOf(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+// The topology's PP stage of every worker (t.workers order).
+std::vector<int32_t> StageOfWorkers(const whatif::PreparedTrace& t) {
+  std::vector<int32_t> stage;
+  for (size_t k = 0; k < t.workers.size(); ++k) {
+    stage.push_back(k < t.topology.places.size() ? t.topology.places[k].pp
+                                                 : t.workers[k].pp);
   }
-  return sum;
+  return stage;
 }
 
 // The DP rank with the highest un-fix slowdown in each step.
@@ -111,44 +136,88 @@ std::map<int32_t, std::vector<double>> StepStartGaps(
 
 }  // namespace
 
+double WorstWorkerShare(const whatif::WhatIfResult& r,
+                        const whatif::WorkerScore& w) {
+  const bool ranks = r.layout == whatif::Layout::kRanks;
+  const auto& per_step = ranks ? r.by_stage.per_step : r.by_dp_rank.per_step;
+  const auto mine = static_cast<size_t>(ranks ? w.pp : w.dp);
+  if (per_step.empty() || r.steps.empty() || mine >= per_step.size()) return 0;
+  size_t hits = 0;
+  for (size_t s = 0; s < r.steps.size(); ++s) {
+    size_t worst = 0;
+    for (size_t k = 1; k < per_step.size(); ++k) {
+      if (per_step[k][s] > per_step[worst][s]) worst = k;
+    }
+    hits += worst == mine;
+  }
+  return static_cast<double>(hits) / static_cast<double>(r.steps.size());
+}
+
 Finding DetectFaultyWorker(const whatif::WhatIfResult& r) {
   Finding f{Cause::kFaultyWorker, 0, r.fix_worst_workers.ranks, ""};
   const double m = r.fix_worst_workers.rem;
   f.confidence = m > 0.5 ? Clamp01(m) : Clamp01(m) * 0.5;
+  if (r.workers.empty()) return f;
+  // An outlier against the job's own noise: the worst worker's excess is
+  // several times the median worker's, and it is the slowest in most steps
+  // (a transient spike on one rank is not a faulty worker).
+  std::vector<double> excess;
+  for (const whatif::WorkerScore& w : r.workers) excess.push_back(w.score - 1);
+  const double top = r.workers.front().score - 1;
+  const double ratio = top / std::max(Median(&excess), kNoiseFloor);
+  const double share = WorstWorkerShare(r, r.workers.front());
+  f.confidence *= Clamp01((ratio - 1.5) / 1.5) *
+                  (r.steps.size() < 2 ? 1.0 : Clamp01(share / 0.5));
   f.evidence = Format(
       "fixing only the worst %.0f worker(s) recovers M_W = %.2f of "
       "the slowdown (step %.4g s -> %.4g s)",
       static_cast<double>(f.ranks.size()), m, r.fix_worst_workers.t_ori,
-      r.fix_worst_workers.t_rem);
+      r.fix_worst_workers.t_rem) +
+               Format("; its excess is %.1fx the median worker's, and it is "
+                      "the slowest in %.0f%% of the steps",
+                      ratio, 100 * share);
   return f;
 }
 
 Finding DetectStageImbalance(const whatif::PreparedTrace& t,
                              const whatif::WhatIfResult& r) {
   Finding f{Cause::kStageImbalance, 0, {}, ""};
-  if (t.pp < 2) return f;
+  const int32_t pp = t.topology.pp;
+  if (pp < 2) return f;
   // The median worker of each stage is immune to one faulty worker.
-  const auto work = WorkerCompute(t);
-  std::vector<double> stage(static_cast<size_t>(t.pp));
-  for (size_t s = 0; s < stage.size(); ++s) {
-    std::vector<double> column;
-    for (const auto& row : work) column.push_back(row[s]);
-    stage[s] = Median(&column);
+  const auto work = WorkerComputePerStep(t);
+  const std::vector<int32_t> stage_of = StageOfWorkers(t);
+  std::vector<std::vector<double>> columns(static_cast<size_t>(pp));
+  for (size_t k = 0; k < work.size(); ++k) {
+    columns[static_cast<size_t>(stage_of[k])].push_back(MeanOf(work[k]));
   }
+  std::vector<double> stage(static_cast<size_t>(pp));
+  for (size_t s = 0; s < stage.size(); ++s) stage[s] = Median(&columns[s]);
   double mean = 0;
   for (double x : stage) mean += x / static_cast<double>(stage.size());
   const size_t heavy = static_cast<size_t>(
       std::max_element(stage.begin(), stage.end()) - stage.begin());
   const double ratio = mean > 0 ? stage[heavy] / mean : 1.0;
   const double ms = r.fix_last_stage.rem;
-  double conf = heavy + 1 == stage.size() ? Clamp01(ms) : 0.0;
+  // A last stage that is not heavier may still explain the slowdown (M_S)
+  // in the published traces; for profiler traces it must be the heavy one.
+  double conf = heavy + 1 == stage.size() &&
+                        (r.layout == whatif::Layout::kMegatron || ratio >= 1.05)
+                    ? Clamp01(ms)
+                    : 0.0;
+  const whatif::Decomposition& by_stage =
+      r.layout == whatif::Layout::kMegatron ? r.by_stage : r.by_pipeline_stage;
   const double share =
-      (r.by_stage.slowdown[heavy] - 1) / std::max(r.slowdown - 1, 1e-9);
+      heavy < by_stage.slowdown.size()
+          ? (by_stage.slowdown[heavy] - 1) / std::max(r.slowdown - 1, 1e-9)
+          : 0.0;
   if (ratio >= 1.05)
     conf = std::max(conf, Clamp01((ratio - 1) / 0.2) * Clamp01(share));
   f.confidence = conf;
-  for (const whatif::Worker& w : t.workers) {
-    if (w.pp == static_cast<int32_t>(heavy)) f.ranks.push_back(w.rank);
+  for (size_t k = 0; k < t.workers.size(); ++k) {
+    if (stage_of[k] == static_cast<int32_t>(heavy)) {
+      f.ranks.push_back(t.workers[k].rank);
+    }
   }
   f.evidence = Format(
       "stage %.0f computes %.0f%% more than the average stage "
@@ -158,8 +227,57 @@ Finding DetectStageImbalance(const whatif::PreparedTrace& t,
   return f;
 }
 
+// Without forward/backward op types (profiler traces): compute that varies
+// from step to step far beyond noise, with the slowest rank of a stage
+// moving between steps, is input-dependent work (sequence lengths).
+Finding DetectMovingCompute(const whatif::PreparedTrace& t,
+                            const whatif::WhatIfResult& r) {
+  Finding f{Cause::kSequenceLengthImbalance, 0, {}, ""};
+  const auto work = WorkerComputePerStep(t);
+  const std::vector<int32_t> stage_of = StageOfWorkers(t);
+  const size_t steps = t.steps.size();
+  if (steps < 3 || work.size() < 2) return f;
+  double spread = 0;  // mean over steps of the largest excess over median
+  std::map<size_t, size_t> worst_count;
+  for (size_t s = 0; s < steps; ++s) {
+    std::map<int32_t, std::vector<double>> by_stage;
+    for (size_t k = 0; k < work.size(); ++k) {
+      by_stage[stage_of[k]].push_back(work[k][s]);
+    }
+    std::map<int32_t, double> median;
+    for (auto& [stage, v] : by_stage) median[stage] = Median(&v);
+    double top = 0;
+    size_t worst = 0;
+    for (size_t k = 0; k < work.size(); ++k) {
+      const double m = median[stage_of[k]];
+      const double excess = m > 0 ? work[k][s] / m - 1 : 0;
+      if (excess > top) top = excess, worst = k;
+    }
+    spread += top / static_cast<double>(steps);
+    ++worst_count[worst];
+  }
+  size_t top = 0, top_worker = 0;
+  for (auto [k, c] : worst_count) {
+    if (c > top) top = c, top_worker = k;
+  }
+  const double moves =
+      1.0 - static_cast<double>(top) / static_cast<double>(steps);
+  // Without token counts the evidence is indirect: at most 0.7.
+  f.confidence = 0.7 * Clamp01((spread - 0.10) / 0.20) *
+                 Clamp01(moves / 0.5) * Clamp01((r.slowdown - 1) / 0.05);
+  f.ranks.push_back(t.workers[top_worker].rank);
+  f.evidence = Format(
+      "the slowest rank of a stage computes %.0f%% more than the stage's "
+      "median rank on average per step, and a different rank is the slowest "
+      "in %.0f%% of the steps: input-dependent work (sequence lengths; the "
+      "traces carry no token counts, so this is inferred from timing alone)",
+      100 * spread, 100 * moves);
+  return f;
+}
+
 Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
                                       const whatif::WhatIfResult& r) {
+  if (t.layout == whatif::Layout::kRanks) return DetectMovingCompute(t, r);
   Finding f{Cause::kSequenceLengthImbalance, 0, {}, ""};
   const size_t inst = t.num_instances();
   double best_r = 0;
@@ -213,8 +331,10 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
                         const whatif::WhatIfResult& r) {
   Finding f{Cause::kHostPause, 0, {}, ""};
   const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
-  // A pause: a launch delay of at least 5 ms before an op.
+  // A pause: a launch delay of at least 5 ms before an op; they matter from
+  // 5% of the step time on the rank with the most.
   constexpr float kPauseS = 0.005f;
+  constexpr double kPauseShare = 0.05;
   size_t pauses = 0;
   double total = 0, longest = 0;
   std::map<int32_t, double> per_rank;  // total pause, s
@@ -235,8 +355,18 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   std::sort(order.begin(), order.end());
   for (auto [neg, rank] : order) f.ranks.push_back(rank);
   const double blocking = r.slowdown - 1, launch = r.launch_slowdown - 1;
-  if (pauses > 0)
-    f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5);
+  // Pauses matter when they are a real share of the step on the rank that
+  // has most of them, and more so when a few ranks have most of them.
+  const double step_s = MeanOf(r.step_t_observed);
+  const double top = order.empty() ? 0 : -order.front().first;
+  const double share =
+      step_s > 0 ? top / (step_s * static_cast<double>(t.steps.size())) : 0;
+  const double concentration = total > 0 ? top / total : 0;
+  if (pauses > 0) {
+    f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
+                   Clamp01(share / kPauseShare) *
+                   (0.5 + 0.5 * Clamp01(concentration / 0.5));
+  }
   double lined_up = 0;
   for (auto [step, n] : per_step)
     lined_up = std::max(lined_up, static_cast<double>(n));
@@ -250,7 +380,10 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
       Format(
           " in %.0f of the steps; at most %.0f in one step; "
           "launch slowdown %.3f",
-          static_cast<double>(per_step.size()), lined_up, r.launch_slowdown);
+          static_cast<double>(per_step.size()), lined_up, r.launch_slowdown) +
+      Format("; the rank with the most pauses %.1f%% of its step time and "
+             "%.0f%% of all pause time",
+             100 * share, 100 * concentration);
   return f;
 }
 

@@ -10,7 +10,15 @@
 
 namespace strag::diagnose {
 
-// A few workers explain most of the slowdown: M_W > 0.5.
+// The share of the steps in which `w` is the worker waited for most (its
+// un-fix-only slowdown of the step is the largest: per DP rank for the
+// published layout, per rank for profiler traces).
+double WorstWorkerShare(const whatif::WhatIfResult& r,
+                        const whatif::WorkerScore& w);
+
+// A few workers explain most of the slowdown: M_W > 0.5, the worst an
+// outlier against the others (its excess >= 3x the median worker's) that is
+// the slowest in most steps.
 Finding DetectFaultyWorker(const whatif::WhatIfResult& r);
 // A stage whose every DP replica is heavier (M_S, median worker per stage).
 Finding DetectStageImbalance(const whatif::PreparedTrace& t,

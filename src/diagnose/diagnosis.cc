@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "base/f32.h"
+#include "base/str_format.h"
 #include "diagnose/detectors.h"
 
 namespace strag::diagnose {
@@ -16,6 +17,8 @@ constexpr double kMinConfidence = 0.2;  // below: not reported
 // noisy but balanced job (e.g. 4 processes sharing 2 cores) every detector
 // sees a little of its signal, up to ~0.35; real stragglers score >= 0.6.
 constexpr double kMinProbable = 0.4;
+// S (or S x launch slowdown) below this is a failed model, not a result.
+constexpr double kMinPlausibleS = 0.995;
 
 double Percentile90(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -31,24 +34,13 @@ void Persistence(const whatif::WhatIfResult& r, Diagnosis* d) {
   for (double s : r.slowdown_per_step) normalised.push_back(s / r.slowdown);
   d->persistence_p90 = Percentile90(normalised);
   d->persistent = d->persistence_p90 <= 1.06;
-  // Without a layout (Layout::kRanks) each rank is its own "stage".
-  const bool ranks = r.layout == whatif::Layout::kRanks;
-  const auto& per_step = ranks ? r.by_stage.per_step : r.by_dp_rank.per_step;
+  d->persistence_known = r.steps.size() >= 2;
   // The share of the largest straggler (set before), whom the report names.
-  const Straggler& straggler = d->largest_straggler;
-  if (straggler.rank < 0 || per_step.empty()) return;
-  const auto mine =
-      static_cast<size_t>(ranks ? straggler.pp : straggler.dp);
-  size_t hits = 0;
-  for (size_t s = 0; s < r.steps.size(); ++s) {
-    size_t worst = 0;
-    for (size_t k = 1; k < per_step.size(); ++k) {
-      if (per_step[k][s] > per_step[worst][s]) worst = k;
+  for (const whatif::WorkerScore& w : r.workers) {
+    if (w.rank == d->largest_straggler.rank) {
+      d->worst_worker_share = WorstWorkerShare(r, w);
     }
-    hits += worst == mine;
   }
-  d->worst_worker_share =
-      static_cast<double>(hits) / static_cast<double>(r.steps.size());
 }
 
 void Split(const whatif::WhatIfResult& r, Diagnosis* d) {
@@ -66,6 +58,25 @@ void Split(const whatif::WhatIfResult& r, Diagnosis* d) {
   const double total = compute + comm;
   d->compute_share = total > 0 ? compute / total : 0;
   d->communication_share = total > 0 ? comm / total : 0;
+}
+
+// "TP group 1840-1847, PP stage 3, DP replica 38, node 230"; for profiler
+// traces "rank 12 (PP stage 3, DP replica 0), node 1", or "rank 12, node 1"
+// when each rank is its own replica.
+std::string Scope(const whatif::PreparedTrace& t, const Straggler& s,
+                  int32_t tp_size) {
+  const std::string node = "node " + std::to_string(s.node);
+  const std::string where = "PP stage " + std::to_string(s.pp) +
+                            ", DP replica " + std::to_string(s.dp);
+  if (t.layout == whatif::Layout::kRanks) {
+    const bool layout = t.topology.known && t.topology.pp > 1;
+    return "rank " + std::to_string(s.rank) +
+           (layout ? " (" + where + ")" : "") + ", " + node;
+  }
+  const int32_t tp = std::max(1, tp_size);
+  return "TP group " + std::to_string(s.rank) +
+         (tp > 1 ? "-" + std::to_string(s.rank + tp - 1) : "") + ", " + where +
+         ", " + node;
 }
 
 }  // namespace
@@ -95,15 +106,13 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
                    const DiagnoseOptions& options) {
   Diagnosis d;
   const Finding healthy = DetectHealthy(r);
-  // On equal confidence the earlier wins: stages and microbatches (a
-  // Megatron layout only) before host delays, and persistent late starts
-  // are data loading before they are host pauses.
+  // On equal confidence the earlier wins: stages and microbatches before
+  // host delays, and persistent late starts are data loading before they
+  // are host pauses.
   std::vector<Finding> all = {DetectFaultyWorker(r)};
-  if (t.layout == whatif::Layout::kMegatron) {
-    all.push_back(DetectStageImbalance(t, r));
-    all.push_back(DetectSequenceLengthImbalance(t, r));
-  }
-  for (Finding f : {DetectDataLoading(t, r), DetectHostPause(t, r),
+  for (Finding f : {DetectStageImbalance(t, r),
+                    DetectSequenceLengthImbalance(t, r), DetectDataLoading(t, r),
+                    DetectHostPause(t, r),
                     DetectCommunication(r)}) {
     all.push_back(std::move(f));
   }
@@ -137,30 +146,33 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
     const Finding* host = d.probable_cause == Cause::kNone
                               ? nullptr
                               : &d.findings.front();
-    const bool by_host =
-        host && !host->ranks.empty() &&
-        (host->cause == Cause::kDataLoading ||
-         (host->cause == Cause::kHostPause &&
-          t.layout == whatif::Layout::kRanks));
+    const bool by_host = host && !host->ranks.empty() &&
+                         (host->cause == Cause::kDataLoading ||
+                          host->cause == Cause::kHostPause);
     if (by_host) {
       for (const whatif::WorkerScore& x : r.workers) {
         if (x.rank == host->ranks.front()) w = x;
       }
     }
-    d.largest_straggler = {w.rank, w.dp, w.pp, 0,
+    const trace::RankPlace* place = t.topology.Find(w.rank);
+    d.largest_straggler = {w.rank, place ? place->dp : w.dp,
+                           place ? place->pp : w.pp, 0,
                            w.rank / std::max(1, options.gpus_per_node)};
-    const int32_t tp = std::max(1, options.tp);
-    const std::string node =
-        "node " + std::to_string(d.largest_straggler.node);
-    d.scope = t.layout == whatif::Layout::kRanks
-                  ? "rank " + std::to_string(w.rank) + ", " + node
-                  : "TP group " + std::to_string(w.rank) +
-                        (tp > 1 ? "-" + std::to_string(w.rank + tp - 1) : "") +
-                        ", PP stage " + std::to_string(w.pp) +
-                        ", DP replica " + std::to_string(w.dp) + ", " + node;
+    d.scope = Scope(t, d.largest_straggler, options.tp);
   }
   Persistence(r, &d);
   Split(r, &d);
+  // The replay bounds the trace from below: S < 1 (utilization above 100%)
+  // means the ideal does not describe this job, never a faster-than-ideal
+  // job.
+  if (r.slowdown < kMinPlausibleS || r.slowdown * r.launch_slowdown < kMinPlausibleS) {
+    WithoutDiagnosis(
+        StrFormat("the model failed: S = %.3f and S x launch slowdown = %.3f "
+                  "(below 1: the ideal step is slower than the traced one, so "
+                  "the ops pooled into one ideal value do different work)",
+                  r.slowdown, r.slowdown * r.launch_slowdown),
+        &d);
+  }
   const auto worst =
       std::max_element(r.slowdown_per_step.begin(), r.slowdown_per_step.end());
   if (worst != r.slowdown_per_step.end()) {
@@ -177,6 +189,11 @@ void WithoutDiagnosis(const std::string& reason, Diagnosis* d) {
   d->largest_straggler = {};
   d->scope.clear();
   d->worst_worker_share = 0;
+}
+
+const char* PersistenceWord(const Diagnosis& d) {
+  if (!d.persistence_known) return "unknown (one step)";
+  return d.persistent ? "persistent" : "transient";
 }
 
 void AddWorstStep(const whatif::Timeline& t, Diagnosis* d) {

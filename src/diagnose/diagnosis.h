@@ -57,6 +57,8 @@ struct Diagnosis {
   double blocking_share = 0;      // of the excess: blocking (S) vs launch delay
   double persistence_p90 = 0;     // P90 of per-step S / S
   bool persistent = false;        // persistence_p90 <= 1.06
+  // False with a single step (a one-step capture): persistent means nothing.
+  bool persistence_known = true;
   double worst_worker_share = 0;  // steps where its DP rank is the slowest
   double compute_share = 0;       // of the blocking loss, compute op types
   double communication_share = 0;
@@ -80,6 +82,9 @@ Diagnosis Diagnose(const whatif::PreparedTrace& trace,
 // ranks are traced"): no finding, cause or straggler is named, and the
 // dominant cause is "unknown: <reason>"; the measured facts stay.
 void WithoutDiagnosis(const std::string& reason, Diagnosis* diagnosis);
+
+// "persistent", "transient" or, from a single step, "unknown (one step)".
+const char* PersistenceWord(const Diagnosis& diagnosis);
 
 // Fills worst_microbatch / worst_collective from the worst step's timeline.
 void AddWorstStep(const whatif::Timeline& worst_step, Diagnosis* diagnosis);

@@ -34,6 +34,9 @@ struct InputNotes {
   // What was skipped, by reason, summed over files.
   std::vector<std::pair<std::string, int64_t>> skipped;
   ClockNotes clock;
+  // The job's layout and how it was found ("p2p chains: 2 pipeline(s) of 4
+  // stages", "flags: DP 2 x PP 4").
+  std::string layout;
 };
 
 }  // namespace strag::report

@@ -9,6 +9,7 @@
 #include "base/f32.h"
 #include "base/median.h"
 #include "base/parallel_for.h"
+#include "whatif/robust_ideal.h"
 #include "whatif/scenario_runner.h"
 #include "whatif/selection.h"
 
@@ -37,6 +38,7 @@ std::vector<size_t> PoolOfNodes(const PreparedTrace& t, IdealPool pool) {
       case IdealPool::kOp:
         out[v] = v;
         break;
+      case IdealPool::kRole:  // handled by RoleIdealCosts
       case IdealPool::kPosition:
         out[v] =
             ids.emplace(std::pair{type, k.seq_id}, ids.size()).first->second;
@@ -52,6 +54,7 @@ std::vector<size_t> PoolOfNodes(const PreparedTrace& t, IdealPool pool) {
 std::vector<double> IdealCosts(const PreparedTrace& t,
                                std::span<const double> cost_nd,
                                IdealPool pool) {
+  if (pool == IdealPool::kRole) return RoleIdealCosts(t, cost_nd);
   const size_t inst = t.num_instances();
   const std::vector<size_t> pool_of = PoolOfNodes(t, pool);
   const size_t num_pools =
@@ -145,7 +148,8 @@ void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
     tasks.push_back({Base::kIdeal, Selection{"", {std::move(term)}}, {}});
     keys.emplace_back(&r->by_optype, std::string(trace::OpGroupName(group)));
   }
-  for (int32_t d = 0; d < t.dp; ++d) {
+  const bool ranks = t.layout == Layout::kRanks;
+  for (int32_t d = 0; d < t.dp && !ranks; ++d) {
     SelectionTerm term = AllOps(t);
     for (size_t i = 0; i < term.instances.size(); ++i) {
       term.instances[i] =
@@ -153,6 +157,15 @@ void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
     }
     tasks.push_back({Base::kIdeal, Selection{"", {std::move(term)}}, {}});
     keys.emplace_back(&r->by_dp_rank, std::to_string(d));
+  }
+  // Profiler traces: replicas and stages are sets of ranks.
+  for (int32_t d = 0; d < t.topology.dp && ranks; ++d) {
+    tasks.push_back({Base::kIdeal, SelectPlaces(t, -1, d), {}});
+    keys.emplace_back(&r->by_dp_rank, std::to_string(d));
+  }
+  for (int32_t s = 0; s < t.topology.pp && ranks && t.topology.pp > 1; ++s) {
+    tasks.push_back({Base::kIdeal, SelectPlaces(t, s, -1), {}});
+    keys.emplace_back(&r->by_pipeline_stage, std::to_string(s));
   }
   for (int32_t s = 0; s < t.pp; ++s) {
     tasks.push_back({Base::kIdeal, SelectStage(t, s), {}});
@@ -168,11 +181,16 @@ void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
   }
 }
 
+// A worker's score: min(S_dp, S_pp) of its DP rank and stage (published);
+// for profiler traces, the un-fix-only-this-rank slowdown itself.
 void ScoreWorkers(const PreparedTrace& t, WhatIfResult* r) {
   for (const Worker& w : t.workers) {
+    const double own = r->by_stage.slowdown[static_cast<size_t>(w.pp)];
     const double score =
-        std::min(r->by_dp_rank.slowdown[static_cast<size_t>(w.dp)],
-                 r->by_stage.slowdown[static_cast<size_t>(w.pp)]);
+        t.layout == Layout::kRanks
+            ? own
+            : std::min(r->by_dp_rank.slowdown[static_cast<size_t>(w.dp)],
+                       own);
     r->workers.push_back(WorkerScore{w.rank, w.dp, w.pp, score});
   }
   std::stable_sort(r->workers.begin(), r->workers.end(),
@@ -203,6 +221,7 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   WhatIfResult r;
   r.layout = t.layout;
   r.dp = t.dp, r.pp = t.pp, r.vpp = t.vpp;
+  r.topology = t.topology;
   r.num_ops = t.num_nodes() * t.num_instances();
   r.steps = t.steps;
   r.step_t_observed.assign(t.step_t_base.begin(), t.step_t_base.end());
@@ -303,9 +322,14 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
         Worker{r.workers[k].rank, r.workers[k].dp, r.workers[k].pp});
   }
   // "The last stage" means nothing without a pipeline layout.
-  const bool last_stage = t.layout == Layout::kMegatron;
+  const bool ranks = t.layout == Layout::kRanks;
+  const bool last_stage = !ranks || t.topology.pp > 1;
   selected.insert(selected.begin(), SelectWorkers(t, worst));
-  if (last_stage) selected.insert(selected.begin() + 1, SelectStage(t, t.pp - 1));
+  if (last_stage) {
+    selected.insert(selected.begin() + 1,
+                    ranks ? SelectPlaces(t, t.topology.pp - 1, -1)
+                          : SelectStage(t, t.pp - 1));
+  }
   const size_t first_selected = last_stage ? 2 : 1;
   std::vector<Task> tasks;
   for (const Selection& x : selected) {
@@ -321,8 +345,8 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
       for (const Worker& w : worst) c.ranks.push_back(w.rank);
       r.fix_worst_workers = std::move(c);
     } else if (k < first_selected) {
-      for (const Worker& w : t.workers) {
-        if (w.pp == t.pp - 1) c.ranks.push_back(w.rank);
+      for (const trace::RankPlace& w : t.topology.places) {
+        if (w.pp == t.topology.pp - 1) c.ranks.push_back(w.rank);
       }
       r.fix_last_stage = std::move(c);
     } else {

@@ -31,6 +31,8 @@ enum class IdealPool {
   kOp,           // per op (type, seq_id, stage): over steps and DP ranks
   kPosition,     // per (type, seq_id): over steps, DP ranks and stages; for
                  // Layout::kRanks, the same position of the step on every rank
+  kRole,         // Layout::kRanks: the same position on the ranks of one
+                 // stage, outliers left out, stages evened (robust_ideal.h)
 };
 
 struct WhatIfOptions {
@@ -73,7 +75,9 @@ struct IdealValue {
 struct WhatIfResult {
   Layout layout = Layout::kMegatron;
   // Layout::kRanks: by_stage is by rank (keys are global ranks), by_dp_rank
-  // has one entry, and fix_last_stage is not computed (empty selector).
+  // by DP replica of the topology, by_pipeline_stage by its PP stage (when
+  // it has several), and fix_last_stage is the topology's last stage (empty
+  // selector with one stage). by_pipeline_stage is empty for kMegatron.
   int32_t dp = 0, pp = 0, vpp = 1;
   size_t num_ops = 0;
   std::vector<int64_t> steps;
@@ -85,7 +89,8 @@ struct WhatIfResult {
   double launch_slowdown = 0;           // mean(observed) / mean(T)
   std::vector<double> slowdown_per_step;
   std::vector<double> launch_slowdown_per_step;
-  Decomposition by_optype, by_dp_rank, by_stage;
+  Decomposition by_optype, by_dp_rank, by_stage, by_pipeline_stage;
+  trace::Topology topology;  // the trace's, for reports
   std::vector<WorkerScore> workers;  // sorted by score, worst first
   Counterfactual fix_worst_workers;  // rem = M_W
   Counterfactual fix_last_stage;     // rem = M_S

@@ -61,7 +61,8 @@ void PlaceTimes(const graph::GenericModel& m, PreparedTrace* p,
 
 }  // namespace
 
-Result<PreparedTrace> PrepareGenericTrace(graph::GenericModel model) {
+Result<PreparedTrace> PrepareGenericTrace(graph::GenericModel model,
+                                          trace::Topology topology) {
   if (model.nodes.empty() || model.steps.empty()) {
     return InvalidInput("the trace has no op in any complete step");
   }
@@ -71,6 +72,16 @@ Result<PreparedTrace> PrepareGenericTrace(graph::GenericModel model) {
   }
   PreparedTrace p;
   SetWorkers(model, &p);
+  if (topology.places.size() != model.ranks.size()) {
+    topology = trace::Topology{};
+    topology.dp = static_cast<int32_t>(model.ranks.size());
+    topology.source = "unknown: each rank its own replica";
+    for (size_t i = 0; i < model.ranks.size(); ++i) {
+      topology.places.push_back(trace::RankPlace{
+          model.ranks[i], static_cast<int32_t>(i), 0, 0, 0, 0});
+    }
+  }
+  p.topology = std::move(topology);
   BigVector<float> end;
   std::vector<float> step_min;
   PlaceTimes(model, &p, &end, &step_min);

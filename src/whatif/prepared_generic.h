@@ -12,12 +12,15 @@
 
 #include "base/status.h"
 #include "graph/generic/generic_model.h"
+#include "trace/topology.h"
 #include "whatif/prepared_trace.h"
 
 namespace strag::whatif {
 
-// Takes the model's graph (moved into the result).
-Result<PreparedTrace> PrepareGenericTrace(graph::GenericModel model);
+// Takes the model's graph (moved into the result). `topology` has one place
+// per model rank, in model.ranks order; empty: each rank its own replica.
+Result<PreparedTrace> PrepareGenericTrace(graph::GenericModel model,
+                                          trace::Topology topology = {});
 
 }  // namespace strag::whatif
 

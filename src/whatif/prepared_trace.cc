@@ -86,6 +86,13 @@ Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
                           " appears at two (dp rank, stage) positions");
     }
   }
+  p->topology.dp = p->dp;
+  p->topology.pp = p->pp;
+  p->topology.source = "ops CSV columns";
+  p->topology.known = true;
+  for (const Worker& w : p->workers) {
+    p->topology.places.push_back(trace::RankPlace{w.rank, w.dp, w.pp, 0, 0, 0});
+  }
   return Status::Ok();
 }
 

@@ -19,6 +19,7 @@
 #include "graph/megatron/megatron_model.h"
 #include "trace/job_meta.h"
 #include "trace/ops_table.h"
+#include "trace/topology.h"
 
 namespace strag::whatif {
 
@@ -48,6 +49,11 @@ struct PreparedTrace {
   std::vector<int64_t> steps;        // sorted step ids
   std::vector<Worker> workers;       // sorted by rank
   std::vector<int32_t> worker_rank;  // [dp * pp + stage] -> global rank
+  // Where each worker sits in the job (same order as `workers`). For
+  // kMegatron the ops CSV's dp and stage; for kRanks the inferred or given
+  // layout, while `workers` keep the model's coordinates (dp 0, stage = the
+  // rank's index).
+  trace::Topology topology;
 
   // Per (node, instance), layout [node * num_instances() + instance]:
   BigVector<uint32_t> row;  // row of the ops table (empty for kRanks)

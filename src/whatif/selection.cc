@@ -128,6 +128,19 @@ Selection SelectStage(const PreparedTrace& t, int32_t stage) {
   return Selection{"stage=" + std::to_string(stage), {std::move(term)}};
 }
 
+Selection SelectPlaces(const PreparedTrace& t, int32_t pp, int32_t dp) {
+  std::vector<Worker> chosen;
+  const auto& places = t.topology.places;
+  for (size_t k = 0; k < t.workers.size() && k < places.size(); ++k) {
+    if ((pp < 0 || places[k].pp == pp) && (dp < 0 || places[k].dp == dp)) {
+      chosen.push_back(t.workers[k]);
+    }
+  }
+  Selection s = SelectWorkers(t, chosen);
+  s.label = pp >= 0 ? "pp=" + std::to_string(pp) : "dp=" + std::to_string(dp);
+  return s;
+}
+
 Result<Selection> ParseSelection(std::string_view text,
                                  const PreparedTrace& t) {
   TermBuilder base{std::vector<uint8_t>(t.num_nodes(), 1),

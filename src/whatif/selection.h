@@ -33,6 +33,9 @@ SelectionTerm AllOps(const PreparedTrace& trace);
 Selection SelectWorkers(const PreparedTrace& trace,
                         const std::vector<Worker>& workers);
 Selection SelectStage(const PreparedTrace& trace, int32_t stage);
+// The workers whose topology place has PP stage `pp` and DP replica `dp`
+// (-1: any), labelled "pp=S" / "dp=D".
+Selection SelectPlaces(const PreparedTrace& trace, int32_t pp, int32_t dp);
 
 // Parses "key=value[+value...][,key=value...]": keys rank, stage (or pp),
 // dp, optype (an op type or a group such as forward-pp-comm), step. Values of

@@ -114,6 +114,78 @@ class KinetoCliTest(unittest.TestCase):
         self.assertAlmostEqual(generic["slowdown"], megatron["slowdown"], delta=0.02)
         self.assertEqual(generic["job"]["steps"], megatron["job"]["steps"])
 
+    def twins(self, spec, *flags):
+        """Simulates `spec` as ops CSV and Kineto traces; returns the truth
+        and both analyses (ops CSV, Kineto)."""
+        folder = self.simulate(spec, *flags, fmt="csv,kineto")
+        with open(os.path.join(folder, "..", "truth.json")) as f:
+            truth = json.load(f)
+        _, err, megatron = self.analyze(os.path.join(folder, "..", "ops.csv.gz"))
+        self.assertIsNotNone(megatron, err)
+        _, err, generic = self.analyze(folder)
+        self.assertIsNotNone(generic, err)
+        return truth, megatron, generic
+
+    def test_dp_x_pp_slow_rank_named_wherever_it_sits(self):
+        """Issue 9: a DP 4 x PP 4 Kineto job names its slow rank, with its
+        stage and replica, as its ops-CSV twin does; S within 2%."""
+        for rank in (1, 6, 9, 15):
+            spec = ("job: {dp: 4, pp: 4, microbatches: 8, steps: 6, seed: 3}\n"
+                    "compute: {forward_ms: 8, backward_ms: 16, "
+                    "noise: {dist: lognormal, sigma: 0.02}}\n"
+                    f"stragglers:\n  - {{kind: slow_worker, rank: {rank}, "
+                    "factor: 1.3}\n")
+            truth, megatron, generic = self.twins(spec)
+            want = truth["stragglers"][0]
+            for name, r in (("ops CSV", megatron), ("kineto", generic)):
+                report = r["report"]
+                self.assertEqual(report["probable_cause"], "faulty_worker", name)
+                s = report["largest_straggler"]
+                self.assertEqual((s["dp"], s["pp"]), (want["dp"], want["pp"]),
+                                 f"{name}, rank {rank}")
+                self.assertLessEqual(report["utilization"], 1.0)
+            self.assertEqual(generic["input"]["layout"],
+                             "p2p chains: 4 pipeline(s) of 4 stages")
+            ratio = generic["slowdown"] / megatron["slowdown"]
+            print(f"slow rank {rank}: S ops CSV {megatron['slowdown']:.4f}, "
+                  f"Kineto {generic['slowdown']:.4f}, true {want['slowdown']:.4f}",
+                  file=sys.stderr)
+            self.assertLess(abs(ratio - 1), 0.02)
+
+    def test_presets_agree_across_formats(self):
+        """The same simulated job read as ops CSV and as Kineto traces: the
+        same probable cause, nowhere S < 1 (a failed model)."""
+        for preset in ("balanced", "st", "ar"):
+            out = os.path.join(self.tmp, preset)
+            r = run("simulate", "--preset", preset, "--out", out, "--format",
+                    "csv,kineto", "--steps-window", "0:5")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            _, err, megatron = self.analyze(os.path.join(out, "ops.csv.gz"))
+            _, err, generic = self.analyze(os.path.join(out, "kineto"))
+            self.assertIsNotNone(generic, err)
+            print(f"{preset}: S ops CSV {megatron['slowdown']:.4f}, Kineto "
+                  f"{generic['slowdown']:.4f}", file=sys.stderr)
+            self.assertEqual(generic["report"]["probable_cause"],
+                             megatron["report"]["probable_cause"], preset)
+            self.assertGreaterEqual(generic["slowdown"], 1.0, preset)
+            if preset != "ar":  # ar: the robust ideal leaves the straggler out
+                self.assertLess(abs(generic["slowdown"] / megatron["slowdown"] - 1),
+                                0.02, preset)
+
+    def test_one_step_capture_names_the_slow_rank(self):
+        """Issue 9: one step of 8 ranks is enough to name who everyone
+        waited for; persistence is unknown."""
+        spec = ("job: {dp: 8, pp: 1, microbatches: 2, steps: 3, seed: 5}\n"
+                "compute: {forward_ms: 8, backward_ms: 16}\n"
+                "stragglers:\n  - {kind: slow_worker, rank: 5, factor: 1.5}\n")
+        folder = self.simulate(spec, "--steps-window", "1:1")
+        code, err, result = self.analyze(folder)
+        self.assertEqual(code, 0, err)
+        report = result["report"]
+        self.assertEqual(report["largest_straggler"]["rank"], 5, report)
+        self.assertEqual(report["probable_cause"], "faulty_worker")
+        self.assertIsNone(report["persistence"]["persistent"])
+
     def damaged(self):
         """A 4-rank job's traces (plain JSON) to damage."""
         return self.simulate(SPEC_4)

@@ -98,8 +98,12 @@ void WriteReport(JsonWriter* w, const diagnose::Diagnosis& d,
   w->Key("persistence");
   w->BeginObject();
   w->Field("p90_step_slowdown_over_s", d.persistence_p90);
-  w->Key("persistent");
-  w->Bool(d.persistent);
+  w->Key("persistent");  // null: unknown (a single step)
+  if (d.persistence_known) {
+    w->Bool(d.persistent);
+  } else {
+    w->Null();
+  }
   w->Field("worst_worker_share_of_steps", d.worst_worker_share);
   w->EndObject();
   w->FieldString("probable_cause", diagnose::CauseName(d.probable_cause));
@@ -134,6 +138,7 @@ void WriteInput(JsonWriter* w, const InputNotes& in) {
   w->Key("input");
   w->BeginObject();
   w->FieldString("format", in.format);
+  w->FieldString("layout", in.layout);
   w->FieldInt("files", in.files);
   w->FieldInt("events", in.events);
   w->FieldInt("world_size", in.world_size);

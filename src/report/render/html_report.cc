@@ -275,7 +275,7 @@ void OnCallItems(std::string* out, const HtmlReportInput& in) {
   Item(out, "persistence",
        StrFormat("P90 of per-step S/S %.3f (%s); %s slowest in %.0f%% of "
                  "steps",
-                 d.persistence_p90, d.persistent ? "persistent" : "transient",
+                 d.persistence_p90, diagnose::PersistenceWord(d),
                  in.result.layout == whatif::Layout::kRanks ? "the rank"
                                                             : "its DP replica",
                  100 * d.worst_worker_share));

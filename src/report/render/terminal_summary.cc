@@ -90,8 +90,8 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
       "slowest in %.0f%% of steps\n",
       d.excess_step_time_ms, 100 * d.blocking_share,
       100 * (1 - d.blocking_share), d.persistence_p90,
-      d.persistent ? "persistent" : "transient",
-      ranks ? "the rank" : "its DP replica", 100 * d.worst_worker_share);
+      diagnose::PersistenceWord(d), ranks ? "the rank" : "its DP replica",
+      100 * d.worst_worker_share);
   *out +=
       "  probable cause: " +
       Paint(std::string(diagnose::CauseName(d.probable_cause)), "33", color) +
@@ -125,6 +125,7 @@ void Input(std::string* out, const InputNotes& in) {
     *out += "; no trace for rank(s) " + RankList(in.missing_ranks);
   }
   *out += "\n";
+  if (!in.layout.empty()) *out += "  layout: " + in.layout + "\n";
   const ClockNotes& c = in.clock;
   if (!c.offset_ns.empty()) {
     *out += StrFormat(
