@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 
@@ -108,30 +109,45 @@ int32_t RankOf(const whatif::PreparedTrace& t, size_t i, int32_t stage) {
                        static_cast<size_t>(stage)];
 }
 
-// The host gap before each worker's first op of each step: the smallest
-// launch delay of its root ops (those without a dependency: the first op,
-// and ops such as a comm whose inputs the model does not see), s.
-// [rank] -> per step.
+// The host gap at the start of each worker's step, s, [rank] -> per step:
+// the larger of the smallest launch delay of its root ops (those without a
+// dependency: a gap before the step's first op) and the launch delay of its
+// first compute (a gap after the step's opening collective, before the
+// first forward: the batch was not ready).
 std::map<int32_t, std::vector<double>> StepStartGaps(
     const whatif::PreparedTrace& t) {
   const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
-  std::map<int32_t, std::vector<double>> gaps;
+  constexpr double kUnset = std::numeric_limits<double>::max();
+  std::map<int32_t, std::vector<double>> root, first_start, first_delay;
   for (const whatif::Worker& w : t.workers) {
-    gaps[w.rank].assign(t.steps.size(), std::numeric_limits<double>::max());
+    root[w.rank].assign(t.steps.size(), kUnset);
+    first_start[w.rank].assign(t.steps.size(), kUnset);
+    first_delay[w.rank].assign(t.steps.size(), 0.0);
   }
   for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
-    if (t.model.graph.num_deps(v) != 0) continue;
+    const graph::OpKey& k = t.model.keys[v];
+    const bool roots = t.model.graph.num_deps(v) == 0;
+    const bool compute = trace::IsCompute(k.type) || k.type == OpType::kCompute;
+    if (!roots && !compute) continue;
     for (size_t i = 0; i < inst; ++i) {
-      double& g = gaps[RankOf(t, i, t.model.keys[v].stage)][i / dp];
-      g = std::min(g, static_cast<double>(t.launch_delay[t.Slot(v, i)]));
+      const int32_t rank = RankOf(t, i, k.stage);
+      const size_t step = i / dp;
+      const double delay = t.launch_delay[t.Slot(v, i)];
+      if (roots) root[rank][step] = std::min(root[rank][step], delay);
+      const double start = t.start[t.Slot(v, i)];
+      if (compute && start < first_start[rank][step]) {
+        first_start[rank][step] = start;
+        first_delay[rank][step] = delay;
+      }
     }
   }
-  for (auto& [rank, g] : gaps) {
-    for (double& x : g) {
-      if (x == std::numeric_limits<double>::max()) x = 0;
+  for (auto& [rank, g] : root) {
+    for (size_t s = 0; s < g.size(); ++s) {
+      if (g[s] == kUnset) g[s] = 0;
+      g[s] = std::max(g[s], first_delay[rank][s]);
     }
   }
-  return gaps;
+  return root;
 }
 
 }  // namespace
@@ -343,6 +359,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
     for (size_t i = 0; i < inst; ++i) {
       const float ld = t.launch_delay[t.Slot(v, i)];
       if (ld < kPauseS) continue;
+      if (getenv("DBG")) fprintf(stderr, "pause node %u type %d seq %d stage %d inst %zu ld %f\n", v, (int)t.model.keys[v].type, t.model.keys[v].seq_id, t.model.keys[v].stage, i, ld);
       ++pauses;
       total += ld;
       longest = std::max(longest, static_cast<double>(ld));

@@ -186,6 +186,21 @@ class KinetoCliTest(unittest.TestCase):
         self.assertEqual(report["probable_cause"], "faulty_worker")
         self.assertIsNone(report["persistence"]["persistent"])
 
+    def test_one_step_capture_names_the_late_rank(self):
+        """Issue 9: one step of 8 ranks, one starting late (its batch not
+        ready): that rank is named, as data loading."""
+        spec = ("job: {dp: 8, pp: 1, microbatches: 2, steps: 3, seed: 5}\n"
+                "compute: {forward_ms: 8, backward_ms: 16}\n"
+                "stragglers:\n  - {kind: dataloader_stall, rank: 5, "
+                "probability: 1.0, stall_ms: 40}\n")
+        folder = self.simulate(spec, "--steps-window", "1:1")
+        code, err, result = self.analyze(folder)
+        self.assertEqual(code, 0, err)
+        report = result["report"]
+        self.assertEqual(report["largest_straggler"]["rank"], 5, report)
+        self.assertEqual(report["probable_cause"], "data_loading")
+        self.assertIsNone(report["persistence"]["persistent"])
+
     def damaged(self):
         """A 4-rank job's traces (plain JSON) to damage."""
         return self.simulate(SPEC_4)

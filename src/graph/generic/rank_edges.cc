@@ -76,8 +76,8 @@ void LaunchEdges(std::span<const LocalNode> nodes,
   }
 }
 
-// Comm -> compute: a segment that waited depends on the comm node that
-// ended last within its wait, among those launched before it.
+// Comm -> compute and comm -> comm: a node that waited depends on the comm
+// node that ended last within its wait, among those launched before it.
 void WaitEdges(std::span<const LocalNode> nodes,
                const std::vector<uint32_t>& pred, int64_t tolerance_ns,
                std::vector<LocalEdge>* out) {
@@ -91,7 +91,9 @@ void WaitEdges(std::span<const LocalNode> nodes,
   });
   for (uint32_t v = 0; v < nodes.size(); ++v) {
     const LocalNode& n = nodes[v];
-    if (!IsComputeNode(n) || (pred[v] == kNone && n.launch_ns < 0)) continue;
+    if (pred[v] == kNone && n.launch_ns < 0) continue;
+    // A comm op waited only if it is known to have been launched earlier.
+    if (!IsComputeNode(n) && n.launch_ns < 0) continue;
     int64_t explained = std::numeric_limits<int64_t>::min();
     if (n.launch_ns >= 0) explained = n.launch_ns;
     if (pred[v] != kNone) {

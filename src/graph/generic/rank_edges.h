@@ -12,13 +12,16 @@
 //           segment, which issued it (the launching op, e.g. gloo's
 //           allreduce from inside autograd's AccumulateGrad, ends after
 //           the comm starts: the one kind of edge allowed to overlap).
-//   wait (comm -> compute): a compute segment v that waited (it started more
-//           than `wait_tolerance_ns` after both its stream predecessor's end
-//           and its own launch) depends on the comm node c of the rank that
-//           was launched before v and ended last within that wait, i.e. in
-//           (max(predecessor end, launch), v.start]: c is what v waited for.
-//           A segment with neither a predecessor nor a launch time has no
-//           evidence of waiting and gets no such edge.
+//   wait (comm -> compute, comm -> comm): a compute segment v that waited
+//           (it started more than `wait_tolerance_ns` after both its stream
+//           predecessor's end and its own launch) depends on the comm node c
+//           of the rank that was launched before v and ended last within
+//           that wait, i.e. in (max(predecessor end, launch), v.start]: c is
+//           what v waited for. A segment with neither a predecessor nor a
+//           launch time has no evidence of waiting and gets no such edge.
+//           The same holds for a comm node with a known launch (a
+//           collective queued behind another stream's collective, e.g. an
+//           all-reduce after the reduce-scatter it needs).
 // Every edge u -> v has u.end <= v.start except stream edges between ops
 // that overlap on one stream (bad input; the caller validates).
 

@@ -36,6 +36,9 @@ using kineto_export::EventText;
 // kLaunchLeadNs before it starts and the launch call lasts kLaunchDurNs.
 constexpr int64_t kLaunchLeadNs = 6000;
 constexpr int64_t kLaunchDurNs = 4000;
+// A kernel that starts this long after every earlier kernel of its rank has
+// ended waited for the host.
+constexpr int64_t kHostLateNs = 20000;
 constexpr int64_t kComputeStream = 7;
 constexpr int64_t kFirstCommStream = 20;  // + the group's index on the rank
 constexpr int64_t kPidBase = 100000;      // CPU process id = base + rank
@@ -417,27 +420,29 @@ void KinetoExport::AddStepItems(int32_t rank, const std::vector<uint32_t>& rows,
             [&](const Item& x, const Item& y) { return key(x) < key(y); });
 }
 
-// Launches in program order, each as late as every later launch allows
-// (kLaunchLeadNs before its own kernel and before every later one: the host
-// runs ahead of the GPU, as a real training loop does) and never after its
-// kernel starts; a gc pause sits at its own time and holds the thread. Each
-// CPU event ends by the next one's start.
+// Launches in program order. The host runs ahead of the GPU, as a real
+// training loop does: each launch follows the previous one's call, except
+// for a host-late kernel, one that starts more than kHostLateNs after every
+// earlier kernel of the rank has ended (nothing on the device explains the
+// gap: the host was busy, e.g. loading data), which is launched
+// kLaunchLeadNs before it starts. A launch never comes after its kernel's
+// start; a gc pause sits at its own time and holds the thread. Each CPU
+// event ends by the next one's start.
 void KinetoExport::AssignCpuTimes(std::vector<Item>* items) const {
   const trace::OpsTable& t = *table_;
   auto is_gc = [&](const Item& it) { return t.op_type[it.row] == OpType::kGc; };
-  std::vector<int64_t> latest(items->size());
-  int64_t bound = std::numeric_limits<int64_t>::max();
-  for (size_t k = items->size(); k-- > 0;) {
-    const Item& it = (*items)[k];
-    bound = std::min(bound, it.start - (is_gc(it) ? 0 : kLaunchLeadNs));
-    latest[k] = bound;
-  }
   int64_t free_at = std::numeric_limits<int64_t>::min();
+  int64_t ended = std::numeric_limits<int64_t>::min();  // earlier items
   for (size_t k = 0; k < items->size(); ++k) {
     Item& it = (*items)[k];
     const bool gc = is_gc(it);
-    it.launch = std::min(it.start, std::max(free_at, gc ? it.start : latest[k]));
-    free_at = it.launch + (gc ? std::max<int64_t>(it.end - it.start, 1) : 1);
+    const bool late = gc || k == 0 || it.start - ended > kHostLateNs;
+    const int64_t wanted =
+        gc ? it.start : late ? it.start - kLaunchLeadNs : free_at;
+    it.launch = std::min(it.start, std::max(free_at, wanted));
+    free_at = it.launch + (gc ? std::max<int64_t>(it.end - it.start, 1)
+                              : kLaunchDurNs);
+    ended = std::max(ended, it.end);
   }
   for (size_t k = 0; k < items->size(); ++k) {
     Item& it = (*items)[k];
