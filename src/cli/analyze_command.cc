@@ -4,12 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
+#include "base/parallel_for.h"
 #include "cli/flags.h"
 #include "cli/job_cost.h"
 #include "cli/kineto_input.h"
@@ -17,7 +18,6 @@
 #include "diagnose/diagnosis.h"
 #include "ingest/common/file.h"
 #include "ingest/ops_csv/meta_yaml.h"
-#include "base/parallel_for.h"
 #include "ingest/ops_csv/ops_csv_file.h"
 #include "report/render/analysis_json.h"
 #include "report/render/html_report.h"
@@ -162,8 +162,8 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   };
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
   const std::vector<std::string>& inputs = flags.positional();
-  const bool kineto =
-      !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), IsKinetoInput);
+  const bool kineto = !inputs.empty() &&
+                      std::all_of(inputs.begin(), inputs.end(), IsKinetoInput);
   if (inputs.empty() || (inputs.size() > 1 && !kineto)) {
     return InvalidInput(
         "analyze needs one ops CSV, or Kineto traces (files or a folder)\n" +
@@ -239,7 +239,7 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   if (auto json = flags.Get("json")) {
     RETURN_IF_ERROR(WriteTextFile(
         *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis,
-                                              notes ? &*notes : nullptr)));
+                                          notes ? &*notes : nullptr)));
   }
   if (auto html = flags.Get("html")) {
     RETURN_IF_ERROR(WriteHtmlReport(*html, trace_path, result, meta, diagnosis,

@@ -42,8 +42,8 @@ std::vector<trace::RankTrace> KeepOnePerRank(
     auto [it, fresh] = owner.emplace(r->rank, r->source);
     if (!fresh) {
       notes->warnings.push_back(r->source + ": claims rank " +
-                                std::to_string(r->rank) + ", as " +
-                                it->second + " does: ignored");
+                                std::to_string(r->rank) + ", as " + it->second +
+                                " does: ignored");
       continue;
     }
     kept.push_back(std::move(*r));
@@ -154,12 +154,14 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
     job.notes.warnings.push_back(e.message() + ": file skipped");
     all_errors += "\n  " + e.message();
   }
-  std::vector<trace::RankTrace> ranks = KeepOnePerRank(std::move(read), &job.notes);
+  std::vector<trace::RankTrace> ranks =
+      KeepOnePerRank(std::move(read), &job.notes);
   if (ranks.empty()) {
     return InvalidInput("no trace could be read:" + all_errors);
   }
   NoteRanks(&ranks, &job.notes);
-  ASSIGN_OR_RETURN(graph::GenericModel model, graph::BuildGenericModel(ranks, {}));
+  ASSIGN_OR_RETURN(graph::GenericModel model,
+                   graph::BuildGenericModel(ranks, {}));
   NoteClock(model, &job.notes);
   layout.world_size = job.notes.world_size;
   graph::InferredLayout inferred = graph::InferLayout(model, layout);

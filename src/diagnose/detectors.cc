@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <map>
 
@@ -184,14 +183,16 @@ Finding DetectFaultyWorker(const whatif::WhatIfResult& r) {
   const double share = WorstWorkerShare(r, r.workers.front());
   f.confidence *= Clamp01((ratio - 1.5) / 1.5) *
                   (r.steps.size() < 2 ? 1.0 : Clamp01(share / 0.5));
-  f.evidence = Format(
-      "fixing only the worst %.0f worker(s) recovers M_W = %.2f of "
-      "the slowdown (step %.4g s -> %.4g s)",
-      static_cast<double>(f.ranks.size()), m, r.fix_worst_workers.t_ori,
-      r.fix_worst_workers.t_rem) +
-               Format("; its excess is %.1fx the median worker's, and it is "
-                      "the slowest in %.0f%% of the steps",
-                      ratio, 100 * share);
+  f.evidence =
+      Format(
+          "fixing only the worst %.0f worker(s) recovers M_W = %.2f of "
+          "the slowdown (step %.4g s -> %.4g s)",
+          static_cast<double>(f.ranks.size()), m, r.fix_worst_workers.t_ori,
+          r.fix_worst_workers.t_rem) +
+      Format(
+          "; its excess is %.1fx the median worker's, and it is "
+          "the slowest in %.0f%% of the steps",
+          ratio, 100 * share);
   return f;
 }
 
@@ -279,8 +280,8 @@ Finding DetectMovingCompute(const whatif::PreparedTrace& t,
   const double moves =
       1.0 - static_cast<double>(top) / static_cast<double>(steps);
   // Without token counts the evidence is indirect: at most 0.7.
-  f.confidence = 0.7 * Clamp01((spread - 0.10) / 0.20) *
-                 Clamp01(moves / 0.5) * Clamp01((r.slowdown - 1) / 0.05);
+  f.confidence = 0.7 * Clamp01((spread - 0.10) / 0.20) * Clamp01(moves / 0.5) *
+                 Clamp01((r.slowdown - 1) / 0.05);
   f.ranks.push_back(t.workers[top_worker].rank);
   f.evidence = Format(
       "the slowest rank of a stage computes %.0f%% more than the stage's "
@@ -359,7 +360,6 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
     for (size_t i = 0; i < inst; ++i) {
       const float ld = t.launch_delay[t.Slot(v, i)];
       if (ld < kPauseS) continue;
-      if (getenv("DBG")) fprintf(stderr, "pause node %u type %d seq %d stage %d inst %zu ld %f\n", v, (int)t.model.keys[v].type, t.model.keys[v].seq_id, t.model.keys[v].stage, i, ld);
       ++pauses;
       total += ld;
       longest = std::max(longest, static_cast<double>(ld));
@@ -398,9 +398,10 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
           " in %.0f of the steps; at most %.0f in one step; "
           "launch slowdown %.3f",
           static_cast<double>(per_step.size()), lined_up, r.launch_slowdown) +
-      Format("; the rank with the most pauses %.1f%% of its step time and "
-             "%.0f%% of all pause time",
-             100 * share, 100 * concentration);
+      Format(
+          "; the rank with the most pauses %.1f%% of its step time and "
+          "%.0f%% of all pause time",
+          100 * share, 100 * concentration);
   return f;
 }
 
@@ -438,16 +439,16 @@ Finding DetectDataLoading(const whatif::PreparedTrace& t,
   // Few late ranks among many is the signature; a job where most ranks are
   // late is a host-wide pause instead.
   const double few = f.ranks.size() * 2 <= gaps.size() ? 1.0 : 0.5;
-  f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
-                 Clamp01(static_cast<double>(n) / static_cast<double>(steps) /
-                         0.8) *
-                 few;
-  f.evidence = Format(
-      "rank %.0f starts %.0f of %.0f steps late on the host (a gap before "
-      "its first op, %.1f ms more than the median rank on average)",
-      static_cast<double>(f.ranks.front()), static_cast<double>(n),
-      static_cast<double>(steps), 1e3 * excess / static_cast<double>(n)) +
-               Format("; launch slowdown %.3f", r.launch_slowdown);
+  f.confidence =
+      Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
+      Clamp01(static_cast<double>(n) / static_cast<double>(steps) / 0.8) * few;
+  f.evidence =
+      Format(
+          "rank %.0f starts %.0f of %.0f steps late on the host (a gap before "
+          "its first op, %.1f ms more than the median rank on average)",
+          static_cast<double>(f.ranks.front()), static_cast<double>(n),
+          static_cast<double>(steps), 1e3 * excess / static_cast<double>(n)) +
+      Format("; launch slowdown %.3f", r.launch_slowdown);
   return f;
 }
 

@@ -110,10 +110,10 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
   // host delays, and persistent late starts are data loading before they
   // are host pauses.
   std::vector<Finding> all = {DetectFaultyWorker(r)};
-  for (Finding f : {DetectStageImbalance(t, r),
-                    DetectSequenceLengthImbalance(t, r), DetectDataLoading(t, r),
-                    DetectHostPause(t, r),
-                    DetectCommunication(r)}) {
+  for (Finding f :
+       {DetectStageImbalance(t, r), DetectSequenceLengthImbalance(t, r),
+        DetectDataLoading(t, r), DetectHostPause(t, r),
+        DetectCommunication(r)}) {
     all.push_back(std::move(f));
   }
   std::stable_sort(all.begin(), all.end(),
@@ -124,10 +124,10 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
   for (Finding& f : all) {
     if (f.confidence >= kMinConfidence) d.findings.push_back(std::move(f));
   }
-  d.probable_cause = d.findings.empty() ||
-                             d.findings.front().confidence < kMinProbable
-                         ? Cause::kNone
-                         : d.findings.front().cause;
+  d.probable_cause =
+      d.findings.empty() || d.findings.front().confidence < kMinProbable
+          ? Cause::kNone
+          : d.findings.front().cause;
 
   const double observed = PairwiseMean(r.step_t_observed);
   const double replayed = PairwiseMean(r.step_t_replayed);
@@ -143,9 +143,8 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
   if (!r.workers.empty()) {
     whatif::WorkerScore w = r.workers.front();
     // When host delays dominate, the straggler is the rank they name.
-    const Finding* host = d.probable_cause == Cause::kNone
-                              ? nullptr
-                              : &d.findings.front();
+    const Finding* host =
+        d.probable_cause == Cause::kNone ? nullptr : &d.findings.front();
     const bool by_host = host && !host->ranks.empty() &&
                          (host->cause == Cause::kDataLoading ||
                           host->cause == Cause::kHostPause);
@@ -165,7 +164,8 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
   // The replay bounds the trace from below: S < 1 (utilization above 100%)
   // means the ideal does not describe this job, never a faster-than-ideal
   // job.
-  if (r.slowdown < kMinPlausibleS || r.slowdown * r.launch_slowdown < kMinPlausibleS) {
+  if (r.slowdown < kMinPlausibleS ||
+      r.slowdown * r.launch_slowdown < kMinPlausibleS) {
     WithoutDiagnosis(
         StrFormat("the model failed: S = %.3f and S x launch slowdown = %.3f "
                   "(below 1: the ideal step is slower than the traced one, so "
@@ -208,12 +208,13 @@ void AddWorstStep(const whatif::Timeline& t, Diagnosis* d) {
   }
   auto describe = [&](const whatif::TimelineOp& op) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s #%d of %s in step %lld: %.2f ms, "
+    std::snprintf(buf, sizeof buf,
+                  "%s #%d of %s in step %lld: %.2f ms, "
                   "%+.2f ms over ideal",
                   std::string(trace::OpTypeName(op.type)).c_str(), op.seq_id,
                   whatif::WorkerLabel(t.layout, op.rank, op.dp, op.pp).c_str(),
-                  static_cast<long long>(t.step),
-                  1e3 * (op.end_s - op.start_s), 1e3 * excess(op));
+                  static_cast<long long>(t.step), 1e3 * (op.end_s - op.start_s),
+                  1e3 * excess(op));
     return std::string(buf);
   };
   if (compute) d->worst_microbatch = describe(*compute);

@@ -169,9 +169,8 @@ void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
   }
   for (int32_t s = 0; s < t.pp; ++s) {
     tasks.push_back({Base::kIdeal, SelectStage(t, s), {}});
-    const int32_t key = t.layout == Layout::kRanks
-                            ? t.worker_rank[static_cast<size_t>(s)]
-                            : s;
+    const int32_t key =
+        t.layout == Layout::kRanks ? t.worker_rank[static_cast<size_t>(s)] : s;
     keys.emplace_back(&r->by_stage, std::to_string(key));
   }
   RunTasks(&tasks, runners, traced, ideal);
@@ -189,8 +188,7 @@ void ScoreWorkers(const PreparedTrace& t, WhatIfResult* r) {
     const double score =
         t.layout == Layout::kRanks
             ? own
-            : std::min(r->by_dp_rank.slowdown[static_cast<size_t>(w.dp)],
-                       own);
+            : std::min(r->by_dp_rank.slowdown[static_cast<size_t>(w.dp)], own);
     r->workers.push_back(WorkerScore{w.rank, w.dp, w.pp, score});
   }
   std::stable_sort(r->workers.begin(), r->workers.end(),
