@@ -421,27 +421,38 @@ void KinetoExport::AddStepItems(int32_t rank, const std::vector<uint32_t>& rows,
 }
 
 // Launches in program order. The host runs ahead of the GPU, as a real
-// training loop does: each launch follows the previous one's call, except
-// for a host-late kernel, one that starts more than kHostLateNs after every
-// earlier kernel of the rank has ended (nothing on the device explains the
-// gap: the host was busy, e.g. loading data), which is launched
-// kLaunchLeadNs before it starts. A launch never comes after its kernel's
-// start; a gc pause sits at its own time and holds the thread. Each CPU
-// event ends by the next one's start.
+// training loop does: each launch follows the previous one's 4 us call,
+// except for a host-late kernel, one that starts more than kHostLateNs after
+// every earlier kernel of the rank has ended (nothing on the device explains
+// the gap: the host was busy, e.g. loading data), which is launched
+// kLaunchLeadNs before it starts. Calls shrink (to 1 ns) where later kernels
+// leave no room: every launch comes kLaunchLeadNs before its own kernel and
+// every later one, so launches stay distinct and in program order; a gc
+// pause sits at its own time and holds the thread. Each CPU event ends by
+// the next one's start.
 void KinetoExport::AssignCpuTimes(std::vector<Item>* items) const {
   const trace::OpsTable& t = *table_;
   auto is_gc = [&](const Item& it) { return t.op_type[it.row] == OpType::kGc; };
-  int64_t free_at = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> latest(items->size());
+  int64_t bound = std::numeric_limits<int64_t>::max();
+  for (size_t k = items->size(); k-- > 0;) {
+    const Item& it = (*items)[k];
+    bound = std::min(bound, it.start - (is_gc(it) ? 0 : kLaunchLeadNs));
+    latest[k] = bound;
+  }
+  int64_t prev = std::numeric_limits<int64_t>::min();  // previous launch
+  int64_t busy = std::numeric_limits<int64_t>::min();  // gc holds the thread
   int64_t ended = std::numeric_limits<int64_t>::min();  // earlier items
   for (size_t k = 0; k < items->size(); ++k) {
     Item& it = (*items)[k];
     const bool gc = is_gc(it);
     const bool late = gc || k == 0 || it.start - ended > kHostLateNs;
-    const int64_t wanted =
-        gc ? it.start : late ? it.start - kLaunchLeadNs : free_at;
-    it.launch = std::min(it.start, std::max(free_at, wanted));
-    free_at = it.launch + (gc ? std::max<int64_t>(it.end - it.start, 1)
-                              : kLaunchDurNs);
+    const int64_t after = k == 0 ? it.start : prev + kLaunchDurNs;
+    const int64_t wanted = gc ? it.start : late ? latest[k] : after;
+    const int64_t floor = std::max(busy, k == 0 ? wanted : prev + 1);
+    it.launch = std::min(it.start, std::max(floor, std::min(wanted, latest[k])));
+    prev = it.launch;
+    if (gc) busy = it.launch + std::max<int64_t>(it.end - it.start, 1);
     ended = std::max(ended, it.end);
   }
   for (size_t k = 0; k < items->size(); ++k) {
