@@ -9,6 +9,7 @@
 
 #include "base/parallel_for.h"
 #include "graph/generic/generic_model.h"
+#include "graph/generic/warmup_steps.h"
 #include "ingest/kineto/kineto_file.h"
 #include "whatif/prepared_generic.h"
 
@@ -107,6 +108,12 @@ void NoteClock(const graph::GenericModel& model, report::InputNotes* notes) {
   }
 }
 
+std::string JoinIds(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (int64_t id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out;
+}
+
 }  // namespace
 
 std::string CoverageProblem(const KinetoJob& job) {
@@ -163,6 +170,13 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
   ASSIGN_OR_RETURN(graph::GenericModel model,
                    graph::BuildGenericModel(ranks, {}));
   NoteClock(model, &job.notes);
+  const std::vector<int64_t> warmup = graph::DropWarmupSteps(&model);
+  if (!warmup.empty()) {
+    job.notes.warnings.push_back(
+        "step(s) " + JoinIds(warmup) + " took over " +
+        std::to_string(static_cast<int>(graph::kWarmupFactor)) +
+        "x the median step at the start of the trace: left out as warm-up");
+  }
   layout.world_size = job.notes.world_size;
   graph::InferredLayout inferred = graph::InferLayout(model, layout);
   for (std::string& w : inferred.warnings) {

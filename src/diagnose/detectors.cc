@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "base/median.h"
 
@@ -174,13 +175,17 @@ Finding DetectFaultyWorker(const whatif::WhatIfResult& r) {
   f.confidence = m > 0.5 ? Clamp01(m) : Clamp01(m) * 0.5;
   if (r.workers.empty()) return f;
   // An outlier against the job's own noise: the worst worker's excess is
-  // several times the median worker's, and it is the slowest in most steps
-  // (a transient spike on one rank is not a faulty worker).
-  std::vector<double> excess;
-  for (const whatif::WorkerScore& w : r.workers) excess.push_back(w.score - 1);
+  // several times the median of the others', and it is the slowest in most
+  // steps (a transient spike on one rank is not a faulty worker).
+  // The others' median: with two workers, the other one.
+  std::vector<double> others;
+  for (size_t k = 1; k < r.workers.size(); ++k) {
+    others.push_back(r.workers[k].score - 1);
+  }
   const double top = r.workers.front().score - 1;
-  const double ratio = top / std::max(Median(&excess), kNoiseFloor);
+  const double ratio = top / std::max(Median(&others), kNoiseFloor);
   const double share = WorstWorkerShare(r, r.workers.front());
+  f.step_share = share;
   f.confidence *= Clamp01((ratio - 1.5) / 1.5) *
                   (r.steps.size() < 2 ? 1.0 : Clamp01(share / 0.5));
   f.evidence =
@@ -190,7 +195,7 @@ Finding DetectFaultyWorker(const whatif::WhatIfResult& r) {
           static_cast<double>(f.ranks.size()), m, r.fix_worst_workers.t_ori,
           r.fix_worst_workers.t_rem) +
       Format(
-          "; its excess is %.1fx the median worker's, and it is "
+          "; its excess is %.1fx the median of the others', and it is "
           "the slowest in %.0f%% of the steps",
           ratio, 100 * share);
   return f;
@@ -356,6 +361,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   double total = 0, longest = 0;
   std::map<int32_t, double> per_rank;  // total pause, s
   std::map<size_t, size_t> per_step;
+  std::map<int32_t, std::set<size_t>> steps_of;  // rank -> steps with one
   for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
     for (size_t i = 0; i < inst; ++i) {
       const float ld = t.launch_delay[t.Slot(v, i)];
@@ -363,7 +369,9 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
       ++pauses;
       total += ld;
       longest = std::max(longest, static_cast<double>(ld));
-      per_rank[RankOf(t, i, t.model.keys[v].stage)] += ld;
+      const int32_t rank = RankOf(t, i, t.model.keys[v].stage);
+      per_rank[rank] += ld;
+      steps_of[rank].insert(i / dp);
       ++per_step[i / dp];
     }
   }
@@ -379,6 +387,10 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   const double share =
       step_s > 0 ? top / (step_s * static_cast<double>(t.steps.size())) : 0;
   const double concentration = total > 0 ? top / total : 0;
+  if (!f.ranks.empty()) {
+    f.step_share = static_cast<double>(steps_of[f.ranks.front()].size()) /
+                   static_cast<double>(t.steps.size());
+  }
   if (pauses > 0) {
     f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
                    Clamp01(share / kPauseShare) *
@@ -435,6 +447,7 @@ Finding DetectDataLoading(const whatif::PreparedTrace& t,
   std::sort(order.begin(), order.end());
   for (const auto& [neg, rank] : order) f.ranks.push_back(rank);
   const auto& [n, excess] = late[f.ranks.front()];
+  f.step_share = static_cast<double>(n) / static_cast<double>(steps);
   const double blocking = r.slowdown - 1, launch = r.launch_slowdown - 1;
   // Few late ranks among many is the signature; a job where most ranks are
   // late is a host-wide pause instead.

@@ -29,18 +29,27 @@ double Percentile90(std::vector<double> v) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
+// Persistence of what the report names: the share of the steps in which
+// the straggler shows its cause (the finding's own per-step measure, else
+// the steps in which it is the worker waited for); for a job without a
+// straggler, the P90 of the per-step slowdown over S.
 void Persistence(const whatif::WhatIfResult& r, Diagnosis* d) {
   std::vector<double> normalised;
   for (double s : r.slowdown_per_step) normalised.push_back(s / r.slowdown);
   d->persistence_p90 = Percentile90(normalised);
   d->persistent = d->persistence_p90 <= 1.06;
   d->persistence_known = r.steps.size() >= 2;
-  // The share of the largest straggler (set before), whom the report names.
+  const int32_t rank = d->largest_straggler.rank;
+  if (rank < 0) return;
   for (const whatif::WorkerScore& w : r.workers) {
-    if (w.rank == d->largest_straggler.rank) {
-      d->worst_worker_share = WorstWorkerShare(r, w);
-    }
+    if (w.rank == rank) d->worst_worker_share = WorstWorkerShare(r, w);
   }
+  double share = d->worst_worker_share;
+  const Finding& top = d->findings.front();
+  if (top.step_share >= 0 && !top.ranks.empty() && top.ranks.front() == rank) {
+    share = top.step_share;
+  }
+  d->persistent = share >= 0.5;
 }
 
 void Split(const whatif::WhatIfResult& r, Diagnosis* d) {
@@ -140,7 +149,8 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
   d.dominant_cause = d.blocking_share >= 0.5
                          ? "synchronization waiting (blocking)"
                          : "host-side launch delays";
-  if (!r.workers.empty()) {
+  // Without a probable cause the slowest worker is noise: none is named.
+  if (!r.workers.empty() && d.probable_cause != Cause::kNone) {
     whatif::WorkerScore w = r.workers.front();
     // When host delays dominate, the straggler is the rank they name.
     const Finding* host =

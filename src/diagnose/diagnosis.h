@@ -39,6 +39,10 @@ struct Finding {
   double confidence = 0;       // in [0, 1]
   std::vector<int32_t> ranks;  // the workers it names, if any
   std::string evidence;        // one or two sentences with the numbers
+  // The share of the steps in which ranks.front() shows the cause (is the
+  // worker waited for, starts late, pauses); -1 when the detector does not
+  // measure it per step.
+  double step_share = -1;
 };
 
 struct Straggler {
@@ -56,7 +60,9 @@ struct Diagnosis {
   double excess_step_time_ms = 0;  // mean observed - mean ideal step
   double blocking_share = 0;      // of the excess: blocking (S) vs launch delay
   double persistence_p90 = 0;     // P90 of per-step S / S
-  bool persistent = false;        // persistence_p90 <= 1.06
+  // With a straggler named: it shows in at least half the steps (its
+  // finding's step share, else worst_worker_share); else P90 <= 1.06.
+  bool persistent = false;
   // False with a single step (a one-step capture): persistent means nothing.
   bool persistence_known = true;
   double worst_worker_share = 0;  // steps where its DP rank is the slowest

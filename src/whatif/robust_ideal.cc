@@ -21,13 +21,37 @@ double LowerMedian(std::vector<double> v) {
   return v[static_cast<size_t>(mid)];
 }
 
+// The steps that define a normal step: traced time at most kTypicalStep x
+// the median step's (a warm-up step or a transient stall is no ideal).
+std::vector<uint8_t> TypicalSteps(const PreparedTrace& t) {
+  std::vector<double> times(t.step_t_base.begin(), t.step_t_base.end());
+  const double bar = kTypicalStep * Median(&times);
+  std::vector<uint8_t> typical;
+  for (float x : t.step_t_base) typical.push_back(x <= bar);
+  return typical;
+}
+
+// Mean of node v's costs over the typical steps (kRanks: instance = step).
+double TypicalMean(std::span<const double> cost_nd, NodeId v, size_t inst,
+                   const std::vector<uint8_t>& typical) {
+  double sum = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < inst; ++i) {
+    if (!typical[i]) continue;
+    sum += cost_nd[v * inst + i];
+    ++n;
+  }
+  return n ? sum / static_cast<double>(n) : 0.0;
+}
+
 // The ranks (indices) left out of the ideal: per stage, those whose mean
 // compute per step exceeds the stage's lower median by kOutlierShare and,
 // with three ranks or more, its median by 4 scaled MADs (the stage's own
 // spread: input-dependent work is not an outlier).
 std::vector<uint8_t> OutlierRanks(const PreparedTrace& t,
                                   std::span<const double> cost_nd,
-                                  const std::vector<int32_t>& role) {
+                                  const std::vector<int32_t>& role,
+                                  const std::vector<uint8_t>& typical) {
   const size_t inst = t.num_instances();
   std::vector<double> compute(t.topology.places.size(), 0.0);
   for (NodeId v = 0; v < t.num_nodes(); ++v) {
@@ -36,9 +60,7 @@ std::vector<uint8_t> OutlierRanks(const PreparedTrace& t,
       continue;
     }
     const auto r = static_cast<size_t>(t.model.keys[v].stage);
-    if (r < compute.size()) {
-      compute[r] += PairwiseMean(cost_nd.subspan(v * inst, inst));
-    }
+    if (r < compute.size()) compute[r] += TypicalMean(cost_nd, v, inst, typical);
   }
   std::map<int32_t, std::vector<double>> by_stage;
   for (size_t r = 0; r < compute.size(); ++r) {
@@ -65,12 +87,13 @@ std::vector<uint8_t> OutlierRanks(const PreparedTrace& t,
 // Mean compute cost of a pool's nodes over the ranks not left out.
 double PoolCompute(const std::vector<NodeId>& nodes, const PreparedTrace& t,
                    std::span<const double> cost_nd,
-                   const std::vector<uint8_t>& left_out) {
+                   const std::vector<uint8_t>& left_out,
+                   const std::vector<uint8_t>& typical) {
   const size_t inst = t.num_instances();
   double sum = 0, all = 0;
   size_t kept = 0;
   for (NodeId v : nodes) {
-    const double m = PairwiseMean(cost_nd.subspan(v * inst, inst));
+    const double m = TypicalMean(cost_nd, v, inst, typical);
     all += m;
     const auto r = static_cast<size_t>(t.model.keys[v].stage);
     if (r < left_out.size() && left_out[r]) continue;
@@ -94,7 +117,9 @@ std::vector<double> RoleIdealCosts(const PreparedTrace& t,
     const auto index = static_cast<size_t>(t.model.keys[v].stage);
     return index < rank_role.size() ? rank_role[index] : 0;
   };
-  const std::vector<uint8_t> left_out = OutlierRanks(t, cost_nd, rank_role);
+  const std::vector<uint8_t> typical = TypicalSteps(t);
+  const std::vector<uint8_t> left_out =
+      OutlierRanks(t, cost_nd, rank_role, typical);
   // (role, type, seq, comm?) -> nodes; ordered, so deterministic.
   std::map<std::tuple<int32_t, int, int32_t, bool>, std::vector<NodeId>> pools;
   for (NodeId v = 0; v < t.num_nodes(); ++v) {
@@ -111,12 +136,13 @@ std::vector<double> RoleIdealCosts(const PreparedTrace& t,
     if (comm || trace::IsIdealisedAsComm(static_cast<trace::OpType>(type))) {
       std::vector<double> all;
       for (NodeId v : nodes) {
-        const auto row = cost_nd.subspan(v * inst, inst);
-        all.insert(all.end(), row.begin(), row.end());
+        for (size_t i = 0; i < inst; ++i) {
+          if (typical[i]) all.push_back(cost_nd[v * inst + i]);
+        }
       }
       value = comm ? Fl32(Median(&all)) : Median(&all);
     } else {
-      value = PoolCompute(nodes, t, cost_nd, left_out);
+      value = PoolCompute(nodes, t, cost_nd, left_out, typical);
       stage_compute[stage] += value;
     }
     for (NodeId v : nodes) ideal[v] = value;

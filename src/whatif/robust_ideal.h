@@ -15,7 +15,8 @@
 // With several stages, each stage's compute is then scaled so that every
 // stage does the mean stage's work (the ideal of an evenly partitioned
 // pipeline: a heavy stage is a straggler, as with the published per-type
-// pooling of the ops CSV).
+// pooling of the ops CSV). Only typical steps (kTypicalStep) are pooled: the
+// ideal is what a normal step costs, not a warm-up step's.
 
 #ifndef STRAG_SRC_WHATIF_ROBUST_IDEAL_H_
 #define STRAG_SRC_WHATIF_ROBUST_IDEAL_H_
@@ -30,6 +31,10 @@ namespace strag::whatif {
 // A rank whose compute per step exceeds its stage's lower median by more
 // than this share (and its stage's spread) is left out of the ideal.
 inline constexpr double kOutlierShare = 0.10;
+
+// Steps whose traced time exceeds this multiple of the median step's (a
+// warm-up step, a transient stall) take no part in the ideal.
+inline constexpr double kTypicalStep = 1.5;
 
 // The ideal cost of every node of a Layout::kRanks trace. `cost_nd` holds
 // the no-delay costs per (node, instance) slot, s.

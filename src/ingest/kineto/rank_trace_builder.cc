@@ -23,8 +23,31 @@ bool EqualsNoCase(std::string_view a, std::string_view b) {
 
 // Kineto's categories; the capitalised ones are older Kineto's names. No
 // category, or an empty one, is a CPU op (torch 1.13 writes none).
+// Without a category (torch 1.13 CPU traces), an op is a namespaced
+// operator ("aten::mm", "c10d::allreduce_", "autograd::engine::...") or an
+// autograd node ("AddmmBackward0"); anything else is a record_function
+// annotation ("DistributedDataParallel.forward", "enumerate(DataLoader)#...",
+// a user's "gc.collect"): a container, whose time not covered by ops is host
+// time, as torch 2.x marks it `user_annotation`.
+bool LooksLikeOp(std::string_view name) {
+  if (name.find("::") != std::string_view::npos) return true;
+  size_t digits = 0;
+  while (digits < name.size() &&
+         name[name.size() - 1 - digits] >= '0' &&
+         name[name.size() - 1 - digits] <= '9') {
+    ++digits;
+  }
+  return digits > 0 &&
+         name.substr(0, name.size() - digits).ends_with("Backward");
+}
+
 Category CategoryOf(const KinetoEvent& event) {
-  if (!event.has_cat || event.cat.empty()) return Category::kCpuOp;
+  if (!event.has_cat || event.cat.empty()) {
+    return LooksLikeOp(event.name) || ProfilerStepId(event.name) ||
+                   CpuCommFamilyOf(event.name) != CpuCommFamily::kNone
+               ? Category::kCpuOp
+               : Category::kUserAnnotation;
+  }
   const std::string_view cat = event.cat;
   if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" ||
       cat == "Kernel" || cat == "Memcpy" || cat == "Memset") {

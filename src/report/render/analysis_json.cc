@@ -84,14 +84,18 @@ void WriteReport(JsonWriter* w, const diagnose::Diagnosis& d,
   w->BeginObject();
   if (cost.gpus > 0) w->Field("utilization", cost.utilization);
   w->FieldString("dominant_cause", d.dominant_cause);
-  w->Key("largest_straggler");
-  w->BeginObject();
-  w->FieldInt("rank", d.largest_straggler.rank);
-  w->FieldInt("dp", d.largest_straggler.dp);
-  w->FieldInt("pp", d.largest_straggler.pp);
-  w->FieldInt("tp", d.largest_straggler.tp);
-  w->FieldInt("node", d.largest_straggler.node);
-  w->EndObject();
+  w->Key("largest_straggler");  // null: none named (a healthy job)
+  if (d.largest_straggler.rank < 0) {
+    w->Null();
+  } else {
+    w->BeginObject();
+    w->FieldInt("rank", d.largest_straggler.rank);
+    w->FieldInt("dp", d.largest_straggler.dp);
+    w->FieldInt("pp", d.largest_straggler.pp);
+    w->FieldInt("tp", d.largest_straggler.tp);
+    w->FieldInt("node", d.largest_straggler.node);
+    w->EndObject();
+  }
   w->FieldString("scope", d.scope);
   w->Field("excess_step_time_ms", d.excess_step_time_ms);
   w->Field("blocking_share", d.blocking_share);
