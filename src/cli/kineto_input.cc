@@ -9,6 +9,7 @@
 
 #include "base/parallel_for.h"
 #include "graph/generic/generic_model.h"
+#include "graph/generic/host_time.h"
 #include "graph/generic/warmup_steps.h"
 #include "ingest/kineto/kineto_file.h"
 #include "whatif/prepared_generic.h"
@@ -183,9 +184,16 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
     job.notes.warnings.push_back(std::move(w));
   }
   job.notes.layout = inferred.topology.source;
+  const graph::HostTime host = graph::MeasureHostTime(ranks, model);
   ASSIGN_OR_RETURN(job.prepared,
                    whatif::PrepareGenericTrace(std::move(model),
                                                std::move(inferred.topology)));
+  for (int64_t ns : host.data_loading_ns) {
+    job.prepared.data_loading_s.push_back(static_cast<float>(1e-9 * static_cast<double>(ns)));
+  }
+  for (int64_t ns : host.gc_ns) {
+    job.prepared.gc_s.push_back(static_cast<float>(1e-9 * static_cast<double>(ns)));
+  }
   return job;
 }
 

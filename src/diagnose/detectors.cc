@@ -150,6 +150,21 @@ std::map<int32_t, std::vector<double>> StepStartGaps(
   return root;
 }
 
+// Host time the trace names ([worker * steps + step], s) as [rank] -> per
+// step.
+std::map<int32_t, std::vector<double>> NamedHostTime(
+    const whatif::PreparedTrace& t, const std::vector<float>& per_slot) {
+  std::map<int32_t, std::vector<double>> out;
+  const size_t steps = t.steps.size();
+  for (size_t k = 0; k < t.workers.size(); ++k) {
+    std::vector<double>& v = out[t.workers[k].rank];
+    for (size_t s = 0; s < steps; ++s) {
+      v.push_back(k * steps + s < per_slot.size() ? per_slot[k * steps + s] : 0);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 double WorstWorkerShare(const whatif::WhatIfResult& r,
@@ -362,9 +377,20 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   std::map<int32_t, double> per_rank;  // total pause, s
   std::map<size_t, size_t> per_step;
   std::map<int32_t, std::set<size_t>> steps_of;  // rank -> steps with one
+  // Host time the trace names as data loading is data loading's, not a
+  // pause: it is taken off the launch delays of its rank and step.
+  const bool ranks = t.layout == whatif::Layout::kRanks;
+  std::vector<float> loading = ranks ? t.data_loading_s : std::vector<float>{};
   for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
     for (size_t i = 0; i < inst; ++i) {
-      const float ld = t.launch_delay[t.Slot(v, i)];
+      float ld = t.launch_delay[t.Slot(v, i)];
+      const size_t slot = static_cast<size_t>(t.model.keys[v].stage) *
+                              t.steps.size() + i / dp;
+      if (slot < loading.size()) {
+        const float used = std::min(ld, loading[slot]);
+        loading[slot] -= used;
+        ld -= used;
+      }
       if (ld < kPauseS) continue;
       ++pauses;
       total += ld;
@@ -387,9 +413,17 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   const double share =
       step_s > 0 ? top / (step_s * static_cast<double>(t.steps.size())) : 0;
   const double concentration = total > 0 ? top / total : 0;
+  double gc = 0;  // named GC time of the rank with the most pauses, s
   if (!f.ranks.empty()) {
     f.step_share = static_cast<double>(steps_of[f.ranks.front()].size()) /
                    static_cast<double>(t.steps.size());
+    for (size_t k = 0; k < t.workers.size() && ranks; ++k) {
+      if (t.workers[k].rank != f.ranks.front()) continue;
+      for (size_t s = 0; s < t.steps.size(); ++s) {
+        const size_t slot = k * t.steps.size() + s;
+        if (slot < t.gc_s.size()) gc += t.gc_s[slot];
+      }
+    }
   }
   if (pauses > 0) {
     f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
@@ -413,26 +447,33 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
       Format(
           "; the rank with the most pauses %.1f%% of its step time and "
           "%.0f%% of all pause time",
-          100 * share, 100 * concentration);
+          100 * share, 100 * concentration) +
+      (gc > 0 ? Format("; its trace names %.1f ms of garbage collection per "
+                       "step",
+                       1e3 * gc / static_cast<double>(t.steps.size()))
+              : std::string());
   return f;
 }
 
 Finding DetectDataLoading(const whatif::PreparedTrace& t,
                           const whatif::WhatIfResult& r) {
   Finding f{Cause::kDataLoading, 0, {}, ""};
-  const auto gaps = StepStartGaps(t);
-  if (gaps.size() < 2 || t.steps.empty()) return f;
-  // Per step, a rank is late when its gap exceeds the median rank's by
-  // 2 ms and 2% of the step; persistent when late in most steps.
+  // The trace's own DataLoader time where it names it, else the host gap at
+  // the start of each step.
+  const bool named = !t.data_loading_s.empty();
+  const auto times = named ? NamedHostTime(t, t.data_loading_s) : StepStartGaps(t);
+  if (times.size() < 2 || t.steps.empty()) return f;
+  // Per step, a rank is late when its time exceeds the median rank's by
+  // 2 ms and 2% of the step.
   const size_t steps = t.steps.size();
   std::map<int32_t, std::pair<size_t, double>> late;  // steps, excess s
   for (size_t s = 0; s < steps; ++s) {
     std::vector<double> column;
-    for (const auto& [rank, g] : gaps) column.push_back(g[s]);
+    for (const auto& [rank, g] : times) column.push_back(g[s]);
     const double median = Median(&column);
     const double bar =
         std::max(0.002, 0.02 * static_cast<double>(t.step_t_base[s]));
-    for (const auto& [rank, g] : gaps) {
+    for (const auto& [rank, g] : times) {
       if (g[s] - median < bar) continue;
       auto& [n, excess] = late[rank];
       ++n;
@@ -440,9 +481,7 @@ Finding DetectDataLoading(const whatif::PreparedTrace& t,
     }
   }
   std::vector<std::pair<double, int32_t>> order;  // most excess first
-  for (const auto& [rank, x] : late) {
-    if (2 * x.first >= steps) order.emplace_back(-x.second, rank);
-  }
+  for (const auto& [rank, x] : late) order.emplace_back(-x.second, rank);
   if (order.empty()) return f;
   std::sort(order.begin(), order.end());
   for (const auto& [neg, rank] : order) f.ranks.push_back(rank);
@@ -450,17 +489,21 @@ Finding DetectDataLoading(const whatif::PreparedTrace& t,
   f.step_share = static_cast<double>(n) / static_cast<double>(steps);
   const double blocking = r.slowdown - 1, launch = r.launch_slowdown - 1;
   // Few late ranks among many is the signature; a job where most ranks are
-  // late is a host-wide pause instead.
-  const double few = f.ranks.size() * 2 <= gaps.size() ? 1.0 : 0.5;
-  f.confidence =
-      Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
-      Clamp01(static_cast<double>(n) / static_cast<double>(steps) / 0.8) * few;
+  // late is a host-wide pause instead. A stall matters from 5% of the step
+  // time, persistent or not.
+  const double few = f.ranks.size() * 2 <= times.size() ? 1.0 : 0.5;
+  const double per_step = excess / static_cast<double>(steps);
+  const double share = per_step / std::max(MeanOf(r.step_t_observed), 1e-12);
+  f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
+                 Clamp01(share / 0.05) * few;
   f.evidence =
-      Format(
-          "rank %.0f starts %.0f of %.0f steps late on the host (a gap before "
-          "its first op, %.1f ms more than the median rank on average)",
-          static_cast<double>(f.ranks.front()), static_cast<double>(n),
-          static_cast<double>(steps), 1e3 * excess / static_cast<double>(n)) +
+      Format(named ? "rank %.0f waits for its DataLoader in %.0f of %.0f steps "
+                     "(%.1f ms more than the median rank on average)"
+                   : "rank %.0f starts %.0f of %.0f steps late on the host (a "
+                     "gap before its first op, %.1f ms more than the median "
+                     "rank on average)",
+             static_cast<double>(f.ranks.front()), static_cast<double>(n),
+             static_cast<double>(steps), 1e3 * excess / static_cast<double>(n)) +
       Format("; launch slowdown %.3f", r.launch_slowdown);
   return f;
 }

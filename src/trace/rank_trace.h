@@ -36,6 +36,20 @@ struct StepSpan {
   int64_t end_ns = 0;
 };
 
+// Host work that the trace names (an annotation or a Python event): the
+// host is busy with it, so time it covers that no op covers is host time
+// of that kind.
+enum class HostKind : uint8_t {
+  kDataLoading,  // a DataLoader's __next__ (`enumerate(DataLoader)#...`)
+  kGc,           // Python's garbage collector (`gc.collect`, gc events)
+};
+
+struct HostSpan {
+  HostKind kind = HostKind::kDataLoading;
+  int64_t start_ns = 0;  // own clock
+  int64_t end_ns = 0;
+};
+
 // What the trace says about one communication op. -1 / empty = unknown.
 struct CommOp {
   OpType kind = OpType::kOtherComm;  // one of the generic comm types
@@ -65,6 +79,7 @@ struct RankTrace {
   std::vector<uint32_t> name;      // index into `names`
   std::vector<std::string> names;  // interned op names
   std::vector<CommOp> comms;
+  std::vector<HostSpan> host_spans;  // named host work, any order
 
   // Events read, and what was skipped and why (counted, never fatal), e.g.
   // {"unknown category 'foo'", 12}; and messages about what is missing.

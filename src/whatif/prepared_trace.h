@@ -63,6 +63,12 @@ struct PreparedTrace {
 
   std::vector<float> step_t_base;  // per step: traced max end - min start, s
 
+  // Host time the trace attributes by name (profiler traces with DataLoader
+  // or GC annotations), s, [worker index * steps + step]; empty when the
+  // trace names no such work.
+  std::vector<float> data_loading_s;
+  std::vector<float> gc_s;
+
   size_t num_nodes() const { return model.keys.size(); }
   size_t num_instances() const {
     return steps.size() * static_cast<size_t>(dp);

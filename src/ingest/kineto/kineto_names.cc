@@ -164,4 +164,17 @@ std::optional<std::vector<int32_t>> ParseRankList(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<trace::HostKind> HostKindOf(std::string_view name) {
+  if (name.starts_with("enumerate(DataLoader)") ||
+      name.find("DataLoaderIter.__next__") != std::string_view::npos) {
+    return trace::HostKind::kDataLoading;
+  }
+  if (name == "gc" || name == "gc.collect" || name == "Python GC" ||
+      name.starts_with("gc.collect") ||
+      name.starts_with("<built-in method collect of module")) {
+    return trace::HostKind::kGc;
+  }
+  return std::nullopt;
+}
+
 }  // namespace strag::ingest::kineto

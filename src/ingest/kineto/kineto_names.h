@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "trace/op_type.h"
+#include "trace/rank_trace.h"
 
 namespace strag::ingest::kineto {
 
@@ -49,6 +50,13 @@ std::optional<trace::OpType> NcclKernelCollective(std::string_view name);
 
 // N of "ProfilerStep#N"; nullopt for other names.
 std::optional<int64_t> ProfilerStepId(std::string_view name);
+
+// The host work an annotation or Python event names, if any: a DataLoader's
+// next batch ("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+// "..._MultiProcessingDataLoaderIter.__next__"), or a garbage collection
+// ("gc.collect", "gc", "<built-in method collect of module object ...>",
+// "Python GC").
+std::optional<trace::HostKind> HostKindOf(std::string_view name);
 
 // The rank a file name says: the digits after the first "rank" that has
 // any, with an optional '-' or '_' between ("rank-12.Jul_15.pt.trace.json",

@@ -220,6 +220,9 @@ std::optional<Category> RankTraceBuilder::CompleteEventCategory(
     return std::nullopt;
   }
   const Category category = CategoryOf(event);
+  if (category == Category::kIgnored && event.cat == "python_function") {
+    AddHostSpan(event);  // e.g. a gc event of the Python tracer
+  }
   if (category == Category::kIgnored || category == Category::kUnknown) {
     CountCategory(
         category == Category::kIgnored ? &categories_ : &unknown_categories_,
@@ -357,11 +360,19 @@ void RankTraceBuilder::AddCpuSide(const KinetoEvent& event, bool is_cpu_op,
     ++records_.cpu_plain;
   } else {
     ++annotations_;
+    AddHostSpan(event);
     return;
   }
   if (is_cpu_op && !records_.seen_gpu_op) {
     AddCandidate(thread, ts, end, event.name, family != CpuCommFamily::kNone);
   }
+}
+
+void RankTraceBuilder::AddHostSpan(const KinetoEvent& event) {
+  const std::optional<trace::HostKind> kind = HostKindOf(event.name);
+  int64_t ts = 0, dur = 0;
+  if (!kind || !Times(event, &ts, &dur)) return;
+  records_.out.host_spans.push_back({*kind, ts, ts + dur});
 }
 
 void RankTraceBuilder::AddCandidate(const ThreadKey& thread, int64_t ts,
@@ -485,6 +496,10 @@ void RankTraceBuilder::ApplyBaseTime(int64_t base_ns) {
   for (trace::StepSpan& step : out.steps) {
     ok = shift(&step.start_ns) && ok;
     ok = shift(&step.end_ns) && ok;
+  }
+  for (trace::HostSpan& span : out.host_spans) {
+    ok = shift(&span.start_ns) && ok;
+    ok = shift(&span.end_ns) && ok;
   }
   if (!ok) {
     out.warnings.push_back(records_.source +

@@ -57,6 +57,8 @@ class RankTraceBuilder : public EventConsumer {
   void AddGpuOp(const KinetoEvent& event, int64_t ts, int64_t dur);
   void AddCpuSide(const KinetoEvent& event, bool is_cpu_op, int64_t ts,
                   int64_t end);
+  // Records a DataLoader or GC span (kineto_names.h HostKindOf).
+  void AddHostSpan(const KinetoEvent& event);
   void AddCandidate(const ThreadKey& thread, int64_t ts, int64_t end,
                     std::string_view name, bool is_comm);
   void NegativeDuration(const KinetoEvent& event);
