@@ -4,7 +4,7 @@ ASAN_DIR ?= build-asan
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build build-all demo test test-asan update-golden bench format clean
+.PHONY: all deps configure build build-all demo test test-asan update-golden bench bench-accuracy format clean
 
 all: build
 
@@ -43,6 +43,13 @@ update-golden: build-all
 
 bench: build-all
 	./$(BUILD_DIR)/bench/strag_bench
+
+# Simulated twins (ops CSV vs Kineto export of 40 random jobs), then real
+# PyTorch jobs with a known straggler, each analysed in both trace layouts,
+# 3 runs each; rewrites docs/accuracy.md (bench/accuracy/README.md).
+bench-accuracy: build
+	python3 bench/accuracy/sim_twins.py ./$(BUILD_DIR)/strag --random 40
+	/usr/bin/python3 bench/accuracy/score.py ./$(BUILD_DIR)/strag --reruns 3
 
 format:
 	find src tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -150,6 +150,15 @@ std::map<int32_t, std::vector<double>> StepStartGaps(
   return root;
 }
 
+// The launch delays of at least 5 ms, summed over the trace, s.
+double HostDelay(const whatif::PreparedTrace& t) {
+  double total = 0;
+  for (float ld : t.launch_delay) {
+    if (ld >= 0.005f) total += ld;
+  }
+  return total;
+}
+
 // Host time the trace names ([worker * steps + step], s) as [rank] -> per
 // step.
 std::map<int32_t, std::vector<double>> NamedHostTime(
@@ -221,15 +230,22 @@ Finding DetectStageImbalance(const whatif::PreparedTrace& t,
   Finding f{Cause::kStageImbalance, 0, {}, ""};
   const int32_t pp = t.topology.pp;
   if (pp < 2) return f;
-  // The median worker of each stage is immune to one faulty worker.
   const auto work = WorkerComputePerStep(t);
   const std::vector<int32_t> stage_of = StageOfWorkers(t);
   std::vector<std::vector<double>> columns(static_cast<size_t>(pp));
   for (size_t k = 0; k < work.size(); ++k) {
     columns[static_cast<size_t>(stage_of[k])].push_back(MeanOf(work[k]));
   }
+  // Each stage's typical worker: its lower median (with two replicas the
+  // faster: one slow replica is a faulty worker, not a heavy stage).
   std::vector<double> stage(static_cast<size_t>(pp));
-  for (size_t s = 0; s < stage.size(); ++s) stage[s] = Median(&columns[s]);
+  for (size_t s = 0; s < stage.size(); ++s) {
+    std::vector<double>& c = columns[s];
+    if (c.empty()) continue;
+    const auto mid = static_cast<ptrdiff_t>((c.size() - 1) / 2);
+    std::nth_element(c.begin(), c.begin() + mid, c.end());
+    stage[s] = c[static_cast<size_t>(mid)];
+  }
   double mean = 0;
   for (double x : stage) mean += x / static_cast<double>(stage.size());
   const size_t heavy = static_cast<size_t>(
@@ -258,7 +274,7 @@ Finding DetectStageImbalance(const whatif::PreparedTrace& t,
   }
   f.evidence = Format(
       "stage %.0f computes %.0f%% more than the average stage "
-      "(median worker); fixing only the last stage recovers "
+      "(typical worker); fixing only the last stage recovers "
       "M_S = %.2f of the slowdown",
       static_cast<double>(heavy), 100 * (ratio - 1), ms);
   return f;
@@ -494,8 +510,15 @@ Finding DetectDataLoading(const whatif::PreparedTrace& t,
   const double few = f.ranks.size() * 2 <= times.size() ? 1.0 : 0.5;
   const double per_step = excess / static_cast<double>(steps);
   const double share = per_step / std::max(MeanOf(r.step_t_observed), 1e-12);
+  // Unnamed, late starts are data loading when they are most of the job's
+  // host delay; where pauses hit anywhere in the steps, one that happens to
+  // fall at a step's start is the same thing (GC), not an input pipeline.
+  double late_total = 0;
+  for (const auto& [rank, x] : late) late_total += x.second;
+  const double at_start =
+      named ? 1.0 : late_total / std::max(HostDelay(t), 1e-12);
   f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
-                 Clamp01(share / 0.05) * few;
+                 Clamp01(share / 0.05) * few * Clamp01(at_start / 0.5);
   f.evidence =
       Format(named ? "rank %.0f waits for its DataLoader in %.0f of %.0f steps "
                      "(%.1f ms more than the median rank on average)"

@@ -29,11 +29,16 @@ HostTime MeasureHostTime(std::span<const trace::RankTrace> traces,
                          const GenericModel& m) {
   HostTime out;
   const size_t steps = m.steps.size();
-  bool any = false;
-  for (const trace::RankTrace& t : traces) any |= !t.host_spans.empty();
-  if (!any || steps == 0) return out;
-  out.data_loading_ns.assign(m.ranks.size() * steps, 0);
-  out.gc_ns.assign(m.ranks.size() * steps, 0);
+  // A kind is measured only when some trace names it.
+  bool loading_named = false, gc_named = false;
+  for (const trace::RankTrace& t : traces) {
+    for (const trace::HostSpan& h : t.host_spans) {
+      (h.kind == trace::HostKind::kGc ? gc_named : loading_named) = true;
+    }
+  }
+  if (steps == 0) return out;
+  if (loading_named) out.data_loading_ns.assign(m.ranks.size() * steps, 0);
+  if (gc_named) out.gc_ns.assign(m.ranks.size() * steps, 0);
   std::map<int32_t, size_t> index;
   for (size_t i = 0; i < m.ranks.size(); ++i) index[m.ranks[i]] = i;
   for (const trace::RankTrace& t : traces) {
@@ -48,8 +53,10 @@ HostTime MeasureHostTime(std::span<const trace::RankTrace> traces,
       const auto s = std::lower_bound(m.steps.begin(), m.steps.end(), span.id);
       if (s == m.steps.end() || *s != span.id) continue;
       const size_t slot = it->second * steps + static_cast<size_t>(s - m.steps.begin());
-      out.data_loading_ns[slot] = CoveredNs(loading, span.start_ns, span.end_ns);
-      out.gc_ns[slot] = CoveredNs(gc, span.start_ns, span.end_ns);
+      if (loading_named) {
+        out.data_loading_ns[slot] = CoveredNs(loading, span.start_ns, span.end_ns);
+      }
+      if (gc_named) out.gc_ns[slot] = CoveredNs(gc, span.start_ns, span.end_ns);
     }
   }
   return out;

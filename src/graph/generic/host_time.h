@@ -18,7 +18,8 @@
 namespace strag::graph {
 
 struct HostTime {
-  // [rank index * steps + step], ns; empty when no trace names such work.
+  // [rank index * steps + step], ns; each empty when no trace names such
+  // work.
   std::vector<int64_t> data_loading_ns;
   std::vector<int64_t> gc_ns;
 };

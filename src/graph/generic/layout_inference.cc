@@ -72,7 +72,13 @@ std::pair<Topology, std::string> FromFlags(const GenericModel& m,
 Topology FromP2pChains(const GenericModel& m, int32_t gpus_per_node,
                        std::string* why) {
   const size_t n = m.ranks.size();
+  const size_t ref = static_cast<size_t>(
+      std::find(m.steps.begin(), m.steps.end(), m.reference_step) -
+      m.steps.begin());
   std::vector<std::set<int32_t>> next(n);
+  // The receiver of each rank's first send in the reference step.
+  std::vector<std::pair<int64_t, int32_t>> first_send(
+      n, {std::numeric_limits<int64_t>::max(), -1});
   for (const CommGroup& g : m.graph.groups()) {
     if (g.members.size() != 2) continue;
     const GenericNode& a = m.nodes[g.members[0]];
@@ -83,6 +89,12 @@ Topology FromP2pChains(const GenericModel& m, int32_t gpus_per_node,
     }
     next[static_cast<size_t>(a.rank_index)].insert(b.rank_index);
     next[static_cast<size_t>(b.rank_index)].insert(a.rank_index);
+    const bool a_sends = a.type == OpType::kSend;
+    const NodeId sender = a_sends ? g.members[0] : g.members[1];
+    const int32_t from = a_sends ? a.rank_index : b.rank_index;
+    const int32_t to = a_sends ? b.rank_index : a.rank_index;
+    auto& f = first_send[static_cast<size_t>(from)];
+    f = std::min(f, std::pair{m.start(sender, ref), to});
   }
   Topology t;
   if (std::all_of(next.begin(), next.end(),
@@ -90,9 +102,6 @@ Topology FromP2pChains(const GenericModel& m, int32_t gpus_per_node,
     return t;
   }
   // The first p2p op of each rank in the reference step: a send or a recv.
-  const size_t ref = static_cast<size_t>(
-      std::find(m.steps.begin(), m.steps.end(), m.reference_step) -
-      m.steps.begin());
   std::vector<std::pair<int64_t, OpType>> first(
       n, {std::numeric_limits<int64_t>::max(), OpType::kRecv});
   for (NodeId v = 0; v < m.nodes.size(); ++v) {
@@ -124,11 +133,14 @@ Topology FromP2pChains(const GenericModel& m, int32_t gpus_per_node,
     for (int32_t r : members) {
       if (next[static_cast<size_t>(r)].size() < 2) ends.push_back(r);
     }
-    if (members.size() < 2 || ends.size() != 2) {
+    // An interleaved pipeline (virtual stages) is a ring: the last stage
+    // sends the next chunk's activations to the first.
+    const bool ring = ends.empty() && members.size() >= 3;
+    if (members.size() < 2 || (ends.size() != 2 && !ring)) {
       *why = "rank " +
              std::to_string(m.ranks[static_cast<size_t>(members.front())]) +
              (members.size() < 2 ? " has no pipeline neighbour"
-                                 : " is on a p2p ring, not a chain");
+                                 : " has p2p that form no chain or ring");
       return {};
     }
     if (length != 0 && members.size() != length) {
@@ -141,11 +153,27 @@ Topology FromP2pChains(const GenericModel& m, int32_t gpus_per_node,
     auto starts_with_send = [&](int32_t r) {
       return first[static_cast<size_t>(r)].second == OpType::kSend;
     };
-    int32_t head = ends[0];
-    if (starts_with_send(ends[1]) && !starts_with_send(ends[0])) {
+    int32_t head = ring ? members.front() : ends[0];
+    if (ring) {
+      std::vector<int32_t> senders;
+      for (int32_t r : members) {
+        if (starts_with_send(r)) senders.push_back(r);
+      }
+      if (senders.size() == 1) head = senders.front();
+    } else if (starts_with_send(ends[1]) && !starts_with_send(ends[0])) {
       head = ends[1];
     }
-    for (int32_t prev = -1, cur = head, s = 0; cur >= 0; ++s) {
+    // Around a ring, stage 1 is where stage 0 sends first.
+    int32_t prev = -1;
+    if (ring) {
+      const int32_t to = first_send[static_cast<size_t>(head)].second;
+      const auto& around = next[static_cast<size_t>(head)];
+      const int32_t second = around.count(to) ? to : *around.begin();
+      for (int32_t q : around) {
+        if (q != second) prev = q;
+      }
+    }
+    for (int32_t cur = head, s = 0; cur >= 0 && stage[static_cast<size_t>(cur)] < 0; ++s) {
       stage[static_cast<size_t>(cur)] = s;
       int32_t step = -1;
       for (int32_t q : next[static_cast<size_t>(cur)]) {

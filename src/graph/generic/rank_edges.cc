@@ -10,6 +10,7 @@ namespace strag::graph {
 namespace {
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr int64_t kHostCompletionLagNs = 2'000'000;
 using Streams = std::map<int32_t, std::vector<uint32_t>>;
 
 bool IsComputeNode(const LocalNode& n) {
@@ -100,8 +101,11 @@ void WaitEdges(std::span<const LocalNode> nodes,
       explained = std::max(explained, nodes[pred[v]].end_ns);
     }
     if (n.start_ns - explained <= tolerance_ns) continue;
+    // A host thread resumes when the collective completes, which its
+    // worker thread records a little later (gloo: up to ~1 ms).
+    const int64_t lag = n.host_thread ? kHostCompletionLagNs : 0;
     auto it = std::upper_bound(
-        by_end.begin(), by_end.end(), n.start_ns,
+        by_end.begin(), by_end.end(), n.start_ns + lag,
         [&](int64_t t, uint32_t c) { return t < nodes[c].end_ns; });
     while (it != by_end.begin() && nodes[*std::prev(it)].end_ns > explained) {
       --it;

@@ -19,6 +19,9 @@
 //           that wait, i.e. in (max(predecessor end, launch), v.start]: c is
 //           what v waited for. A segment with neither a predecessor nor a
 //           launch time has no evidence of waiting and gets no such edge.
+//           On a host thread (CPU traces) the comm may end up to 2 ms after
+//           v starts: gloo's worker thread records the completion after the
+//           waiting thread has resumed.
 //           The same holds for a comm node with a known launch (a
 //           collective queued behind another stream's collective, e.g. an
 //           all-reduce after the reduce-scatter it needs).

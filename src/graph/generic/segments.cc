@@ -4,12 +4,16 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <climits>
 #include <tuple>
 
 #include "graph/generic/step_split.h"
 
 namespace strag::graph {
 namespace {
+
+// A comm op that starts this long after its launch waited for something.
+constexpr int64_t kCutToleranceNs = 2000;
 
 // Launch order: by launch (start when unknown), then stream, start, row, so
 // that ties break the same way every time.
@@ -68,16 +72,54 @@ trace::OpType CommKind(const trace::CommOp& op) {
   return trace::OpType::kOtherComm;
 }
 
+// The starts of the comm ops that waited after their launch (GPU traces,
+// where the host runs ahead), sorted: a compute segment that ends at one of
+// them is what that op waited for, so the segment is cut there.
+std::vector<std::pair<int64_t, int32_t>> WaitedStarts(
+    const trace::RankTrace& t, std::span<const uint32_t> rows) {
+  std::vector<std::pair<int64_t, int32_t>> out;  // (start, stream)
+  for (uint32_t row : rows) {
+    if (t.comm[row] < 0 || t.launch_ns[row] < 0 || t.cpu_only) continue;
+    if (t.start_ns[row] - t.launch_ns[row] > kCutToleranceNs) {
+      out.emplace_back(t.start_ns[row], t.stream[row]);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// True when a comm op of another stream than `stream` started within the
+// tolerance of `end` (and no later than `next_start`): it waited for the
+// work that ended there.
+bool WaitedFor(const std::vector<std::pair<int64_t, int32_t>>& waited,
+               int64_t end, int64_t next_start, int32_t stream) {
+  auto it = std::lower_bound(waited.begin(), waited.end(),
+                             std::pair{end - kCutToleranceNs, INT32_MIN});
+  for (; it != waited.end() && it->first <= end + kCutToleranceNs; ++it) {
+    if (it->second != stream && it->first <= next_start + kCutToleranceNs) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<LocalNode> BuildLocalNodes(const trace::RankTrace& trace,
                                        std::span<const uint32_t> rows) {
   std::vector<LocalNode> nodes;
   std::map<int32_t, size_t> open;  // stream -> its segment in this interval
   int32_t comm_points = 0;
+  const auto waited = WaitedStarts(trace, rows);
   for (uint32_t row : LaunchOrder(trace, rows)) {
     if (trace.comm[row] >= 0) {
       nodes.push_back(CommNode(trace, row, comm_points++));
       open.clear();
       continue;
+    }
+    auto found = open.find(trace.stream[row]);
+    if (found != open.end() &&
+        WaitedFor(waited, nodes[found->second].end_ns, trace.start_ns[row],
+                  trace.stream[row])) {
+      open.erase(found);  // a comm op waited for the segment as it is
     }
     auto [it, inserted] = open.emplace(trace.stream[row], nodes.size());
     if (inserted) {

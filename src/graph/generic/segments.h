@@ -12,6 +12,11 @@
 // points k - 1 and k has position 2k. So "u was launched before v" is
 // `u.position < v.position`, for any two nodes of the rank.
 //
+// On a GPU the host runs ahead: a comm op launched early may start only
+// when a kernel of another stream ends (an event wait), in the middle of an
+// interval. A segment is therefore also cut where such a comm op started
+// at its end (within 2 us), so that the dependency has a node to leave from.
+//
 // Nodes are listed by (position, stream); `seq` numbers the nodes of each
 // type in that order, so (type, seq) names a node the same way in every step
 // with the same structure.
