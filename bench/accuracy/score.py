@@ -34,8 +34,6 @@ import datetime
 import json
 import os
 import shutil
-import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,9 +42,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(PROJECT, "tests", "realrun"))
 import jobs  # noqa: E402  (no torch at import time)
 import to_kineto2  # noqa: E402
 import trace_stats  # noqa: E402
+from torch_env import find_torch_python, run_group  # noqa: E402
 
 SKIP = 77
 LAYOUTS = ("torch113", "kineto2")
@@ -56,43 +56,6 @@ QUICK = ("ddp-healthy-4", "ddp-slow-rank-2", "dataloader-slow-4",
          "dataloader-stall-4")
 JOB_TIMEOUT_S = 240
 STRAG_TIMEOUT_S = 120
-TORCH_PROBE = ("import torch, torch.distributed as d; "
-               "assert d.is_available() and d.is_gloo_available(); "
-               "print(torch.__version__)")
-
-
-def find_torch_python(explicit=None):
-    candidates = [explicit] if explicit else [
-        os.environ.get("STRAG_TORCH_PYTHON"), "/usr/bin/python3",
-        sys.executable, shutil.which("python3")]
-    reasons = []
-    for python in dict.fromkeys(c for c in candidates if c):
-        try:
-            probe = subprocess.run([python, "-c", TORCH_PROBE], timeout=120,
-                                   capture_output=True, text=True)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            reasons.append(f"{python}: {e}")
-            continue
-        if probe.returncode == 0:
-            return python, probe.stdout.strip()
-        last = (probe.stderr.strip().splitlines() or ["?"])[-1]
-        reasons.append(f"{python}: {last}")
-    return None, "; ".join(reasons)
-
-
-def run_group(command, timeout_s):
-    """Runs `command` in a session of its own, so that on a timeout the
-    job's worker processes die with it."""
-    with subprocess.Popen(command, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True,
-                          start_new_session=True) as p:
-        try:
-            out, err = p.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
-            err += f"\n(killed after {timeout_s} s)"
-        return subprocess.CompletedProcess(command, p.returncode, out, err)
 
 
 # --- Reading strag's verdict. --------------------------------------------------

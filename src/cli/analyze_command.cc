@@ -37,7 +37,10 @@ const char kAnalyzeUsage[] =
     "                        or a folder of them: docs/formats/kineto.md\n"
     "  --meta FILE           job metadata YAML (default: meta-X.yaml next to\n"
     "                        trace-X.csv[.gz], or meta.yaml in its folder)\n"
-    "  --dp/--pp/--tp/--cp/--vpp N   job layout (override the metadata)\n"
+    "  --dp/--pp/--tp/--cp/--vpp N   job layout (override the metadata; for\n"
+    "                        Kineto traces, else inferred from their p2p)\n"
+    "  --rank-map F=R,...    Kineto: the rank of each file (by file name) when\n"
+    "                        the traces name none (default: file-name order)\n"
     "  --json FILE           write the analysis JSON (strag.analysis/1)\n"
     "  --fix SEL             report 'fix only SEL' (repeatable), e.g. rank=5,\n"
     "                        stage=3, dp=2, optype=backward-compute, "
@@ -155,6 +158,7 @@ Result<whatif::PreparedTrace> ReadAndPrepare(const std::string& path,
 Status RunAnalyze(const std::vector<std::string>& args) {
   const FlagSpec spec{
       .with_value = {"meta", "json", "fix", "unfix", "dp", "pp", "tp", "cp",
+                     "rank-map",
                      "vpp", "pool", "top", "threads", "usd-per-gpu-hour",
                      "gpus", "days", "hours", "perfetto", "perfetto-steps",
                      "html"},
@@ -198,7 +202,7 @@ Status RunAnalyze(const std::vector<std::string>& args) {
         KinetoJob job,
         ReadKinetoJob(inputs,
                       options.threads ? options.threads : HardwareThreads(),
-                      layout));
+                      layout, flags.Get("rank-map").value_or("")));
     coverage = CoverageProblem(job);
     if (!coverage.empty()) {
       job.notes.warnings.push_back(

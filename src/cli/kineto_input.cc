@@ -2,6 +2,8 @@
 #include "cli/kineto_input.h"
 
 #include <algorithm>
+#include <charconv>
+#include <set>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -33,22 +35,100 @@ Result<std::vector<std::string>> ListFiles(
   return files;
 }
 
-// Keeps the first file of every rank; the rest become warnings.
-std::vector<trace::RankTrace> KeepOnePerRank(
+std::string BaseName(const std::string& path) {
+  return fs::path(path).filename().string();
+}
+
+// Ranks for the files that name none (tensorboard_trace_handler's
+// `host_pid.ts.pt.trace.json` without distributedInfo): from `rank_map`
+// ("FILE=RANK,..." by file name, which also overrides what a file says),
+// else the free ranks in file-name order, said in a warning.
+Status AssignRanks(const std::string& rank_map,
+                   std::vector<std::optional<trace::RankTrace>>* read,
+                   report::InputNotes* notes) {
+  std::map<std::string, int32_t> map;
+  for (size_t at = 0; at < rank_map.size();) {
+    const size_t comma = std::min(rank_map.find(',', at), rank_map.size());
+    const std::string item = rank_map.substr(at, comma - at);
+    const size_t eq = item.rfind('=');
+    int32_t rank = -1;
+    if (eq == std::string::npos || eq == 0 ||
+        std::from_chars(item.data() + eq + 1, item.data() + item.size(), rank)
+                .ptr != item.data() + item.size() ||
+        rank < 0) {
+      return InvalidInput("flag --rank-map: expected FILE=RANK[,FILE=RANK...], "
+                          "got \"" + item + "\"");
+    }
+    map[item.substr(0, eq)] = rank;
+    at = comma + 1;
+  }
+  std::set<int32_t> taken;
+  std::vector<trace::RankTrace*> unranked;
+  for (std::optional<trace::RankTrace>& r : *read) {
+    if (!r) continue;
+    const auto it = map.find(BaseName(r->source));
+    if (it != map.end()) r->rank = it->second;
+    if (r->rank >= 0) {
+      taken.insert(r->rank);
+    } else {
+      unranked.push_back(&*r);
+    }
+  }
+  if (unranked.empty()) return Status::Ok();
+  std::sort(unranked.begin(), unranked.end(),
+            [](const trace::RankTrace* a, const trace::RankTrace* b) {
+              return BaseName(a->source) < BaseName(b->source);
+            });
+  std::string order;
+  int32_t next = 0;
+  for (trace::RankTrace* r : unranked) {
+    while (taken.count(next)) ++next;
+    r->rank = next++;
+    if (order.size() < 400) {
+      order += (order.empty() ? "" : ", ") + BaseName(r->source) + " -> " +
+               std::to_string(r->rank);
+    }
+  }
+  notes->warnings.push_back(
+      std::to_string(unranked.size()) +
+      " file(s) name no rank (no distributedInfo, no rank in the file name): "
+      "numbered in file-name order (" + order +
+      "); if that is not the job's order, give --rank-map FILE=RANK,...");
+  return Status::Ok();
+}
+
+// One trace per rank: files of one rank with disjoint steps and times
+// (profiling cycles of schedule(repeat=N)) are merged; another file
+// claiming a rank is a warning and ignored.
+std::vector<trace::RankTrace> OnePerRank(
     std::vector<std::optional<trace::RankTrace>> read,
     report::InputNotes* notes) {
-  std::map<int32_t, std::string> owner;
+  std::map<int32_t, size_t> owner;  // rank -> index into kept
   std::vector<trace::RankTrace> kept;
+  int64_t merged = 0;
   for (std::optional<trace::RankTrace>& r : read) {
     if (!r) continue;
-    auto [it, fresh] = owner.emplace(r->rank, r->source);
-    if (!fresh) {
-      notes->warnings.push_back(r->source + ": claims rank " +
-                                std::to_string(r->rank) + ", as " + it->second +
-                                " does: ignored");
+    auto [it, fresh] = owner.emplace(r->rank, kept.size());
+    if (fresh) {
+      kept.push_back(std::move(*r));
       continue;
     }
-    kept.push_back(std::move(*r));
+    trace::RankTrace& first = kept[it->second];
+    const std::string source = r->source;
+    if (trace::MergeRankTraces(std::move(*r), &first)) {
+      ++merged;
+      continue;
+    }
+    notes->warnings.push_back(source + ": claims rank " +
+                              std::to_string(first.rank) + ", as " +
+                              first.source +
+                              " does, with the same steps or times: ignored");
+  }
+  if (merged > 0) {
+    notes->warnings.push_back(
+        std::to_string(merged) +
+        " file(s) hold another profiling cycle of a rank already read "
+        "(other steps): merged");
   }
   std::sort(kept.begin(), kept.end(),
             [](const trace::RankTrace& a, const trace::RankTrace& b) {
@@ -137,16 +217,19 @@ bool IsKinetoInput(const std::string& path) {
 }
 
 Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
-                                size_t threads, graph::LayoutFlags layout) {
+                                size_t threads, graph::LayoutFlags layout,
+                                const std::string& rank_map) {
   KinetoJob job;
   job.notes.format = "kineto";
   ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(paths));
   std::vector<std::optional<trace::RankTrace>> read(files.size());
   std::vector<Status> errors(files.size(), Status::Ok());
   // One file that names no rank (no distributedInfo, no rank in its name,
-  // e.g. a single-GPU job) is rank 0; among several, it is an error.
+  // e.g. a single-GPU job) is rank 0; among several, AssignRanks numbers
+  // them.
   ingest::ReadKinetoOptions options;
-  if (files.size() == 1) options.parse.default_rank = 0;
+  options.parse.default_rank =
+      files.size() == 1 ? 0 : ingest::KinetoOptions::kRankLater;
   ParallelFor(files.size(), std::max<size_t>(1, threads),
               [&](size_t k, size_t) {
                 auto r = ingest::ReadKinetoFile(files[k], options);
@@ -162,8 +245,9 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
     job.notes.warnings.push_back(e.message() + ": file skipped");
     all_errors += "\n  " + e.message();
   }
+  RETURN_IF_ERROR(AssignRanks(rank_map, &read, &job.notes));
   std::vector<trace::RankTrace> ranks =
-      KeepOnePerRank(std::move(read), &job.notes);
+      OnePerRank(std::move(read), &job.notes);
   if (ranks.empty()) {
     return InvalidInput("no trace could be read:" + all_errors);
   }

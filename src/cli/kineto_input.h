@@ -35,8 +35,11 @@ std::string CoverageProblem(const KinetoJob& job);
 // given) or as the traces' communication shows (layout_inference.h). A file that cannot be read, or that claims a rank
 // another file already has, becomes a warning and the job goes on without
 // it; fails only when nothing is left to analyse.
+// Files that name no rank get theirs from `rank_map` ("FILE=RANK,..." by
+// file name) or, with a warning, in file-name order.
 Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
-                                size_t threads, graph::LayoutFlags layout);
+                                size_t threads, graph::LayoutFlags layout,
+                                const std::string& rank_map = "");
 
 }  // namespace strag::cli
 

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <limits>
 #include <map>
-#include <set>
 
 #include "base/median.h"
 
@@ -201,13 +200,21 @@ Finding DetectFaultyWorker(const whatif::WhatIfResult& r) {
   // An outlier against the job's own noise: the worst worker's excess is
   // several times the median of the others', and it is the slowest in most
   // steps (a transient spike on one rank is not a faulty worker).
-  // The others' median: with two workers, the other one.
+  // The others' median: with two workers, the other one. In a pipeline the
+  // others are the worker's DP peers (its stage's replicas: the same
+  // program); with none, a slow worker cannot be told from a heavy stage.
+  const trace::RankPlace* top_place =
+      r.topology.Find(r.workers.front().rank);
+  const bool by_stage = r.topology.pp > 1 && top_place != nullptr;
   std::vector<double> others;
   for (size_t k = 1; k < r.workers.size(); ++k) {
+    const trace::RankPlace* p = r.topology.Find(r.workers[k].rank);
+    if (by_stage && (p == nullptr || p->pp != top_place->pp)) continue;
     others.push_back(r.workers[k].score - 1);
   }
   const double top = r.workers.front().score - 1;
   const double ratio = top / std::max(Median(&others), kNoiseFloor);
+  if (others.empty()) f.confidence *= 0.5;
   const double share = WorstWorkerShare(r, r.workers.front());
   f.step_share = share;
   f.confidence *= Clamp01((ratio - 1.5) / 1.5) *
@@ -392,7 +399,8 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   double total = 0, longest = 0;
   std::map<int32_t, double> per_rank;  // total pause, s
   std::map<size_t, size_t> per_step;
-  std::map<int32_t, std::set<size_t>> steps_of;  // rank -> steps with one
+  // rank -> step -> its pause time, s
+  std::map<int32_t, std::map<size_t, double>> steps_of;
   // Host time the trace names as data loading is data loading's, not a
   // pause: it is taken off the launch delays of its rank and step.
   const bool ranks = t.layout == whatif::Layout::kRanks;
@@ -413,7 +421,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
       longest = std::max(longest, static_cast<double>(ld));
       const int32_t rank = RankOf(t, i, t.model.keys[v].stage);
       per_rank[rank] += ld;
-      steps_of[rank].insert(i / dp);
+      steps_of[rank][i / dp] += ld;
       ++per_step[i / dp];
     }
   }
@@ -431,8 +439,15 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   const double concentration = total > 0 ? top / total : 0;
   double gc = 0;  // named GC time of the rank with the most pauses, s
   if (!f.ranks.empty()) {
-    f.step_share = static_cast<double>(steps_of[f.ranks.front()].size()) /
-                   static_cast<double>(t.steps.size());
+    // The steps with a pause of the rank's own magnitude (a quarter of its
+    // worst step at least; scheduling noise of a few ms is not one).
+    const auto& mine = steps_of[f.ranks.front()];
+    double worst = 0;
+    for (const auto& [step, x] : mine) worst = std::max(worst, x);
+    size_t hit = 0;
+    for (const auto& [step, x] : mine) hit += x >= 0.25 * worst;
+    f.step_share =
+        static_cast<double>(hit) / static_cast<double>(t.steps.size());
     for (size_t k = 0; k < t.workers.size() && ranks; ++k) {
       if (t.workers[k].rank != f.ranks.front()) continue;
       for (size_t s = 0; s < t.steps.size(); ++s) {

@@ -90,6 +90,13 @@ struct RankTrace {
   size_t size() const { return start_ns.size(); }
 };
 
+// Appends `from` (another profiling cycle of the same rank, as
+// `schedule(repeat=N)` writes one file per cycle) to `into`: rows, comms,
+// process groups (by name), steps, host spans and counts. Fails, changing
+// nothing, when the two share a step id (then they are not two cycles) or
+// their steps overlap in time (a clock restarted with the cycle).
+bool MergeRankTraces(RankTrace&& from, RankTrace* into);
+
 }  // namespace strag::trace
 
 #endif  // STRAG_SRC_TRACE_RANK_TRACE_H_

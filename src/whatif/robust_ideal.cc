@@ -124,12 +124,12 @@ std::vector<double> RoleIdealCosts(const PreparedTrace& t,
   std::map<std::tuple<int32_t, int, int32_t, bool>, std::vector<NodeId>> pools;
   for (NodeId v = 0; v < t.num_nodes(); ++v) {
     const graph::OpKey& k = t.model.keys[v];
-    // Transfers pool per type over the whole job, as published: a link or
-    // collective that is slow for a whole stage still shows against the
-    // others' median.
+    // Transfers pool per position over every stage: a link or collective
+    // slow for a whole stage still shows against the others' median, and
+    // an async op (an isend's span lasts until its wait()) is compared
+    // with the same op of the step, not with every op of its type.
     const bool comm = t.model.graph.is_comm(v);
-    pools[{comm ? -1 : role(v), static_cast<int>(k.type), comm ? 0 : k.seq_id,
-           comm}]
+    pools[{comm ? -1 : role(v), static_cast<int>(k.type), k.seq_id, comm}]
         .push_back(v);
   }
   std::vector<double> ideal(t.num_nodes(), 0.0);

@@ -11,8 +11,9 @@
 //    kOutlierShare and (three ranks or more) the stage's own spread: a
 //    persistent straggler; input-dependent variation (sequence lengths)
 //    stays in the mean, since rebalancing conserves work;
-//  - communication: the median transfer time per op type over the whole
-//    job, as published (a collective slow for a whole stage still shows).
+//  - communication: the median transfer time of the same position of the
+//    step over every stage (a collective slow for a whole stage still
+//    shows against the others).
 // With several stages, each stage's compute is then scaled so that every
 // stage does the mean stage's work (the ideal of an evenly partitioned
 // pipeline: a heavy stage is a straggler, as with the published per-type

@@ -201,6 +201,59 @@ class KinetoCliTest(unittest.TestCase):
         self.assertEqual(report["probable_cause"], "data_loading")
         self.assertIsNone(report["persistence"]["persistent"])
 
+    def test_default_names_and_rank_map(self):
+        """Issue 9: tensorboard_trace_handler's names without distributedInfo
+        are numbered in file-name order with a warning; --rank-map names
+        them; two profiling cycles of a rank are merged."""
+        folder = self.simulate(SPEC_4, fmt="kineto")
+        renamed = os.path.join(self.tmp, "renamed")
+        os.makedirs(renamed)
+        mapping = {}
+        for name in sorted(os.listdir(folder)):
+            rank = int(re.search(r"rank-(\d+)", name).group(1))
+            with open(os.path.join(folder, name)) as f:
+                doc = json.load(f)
+            del doc["distributedInfo"]
+            # Reverse order of names, so that file-name order is wrong.
+            new = f"host_{900 - rank}.1700000000{rank}.pt.trace.json"
+            mapping[new] = rank
+            with open(os.path.join(renamed, new), "w") as f:
+                json.dump(doc, f)
+        js = os.path.join(self.tmp, "a.json")
+        r = run("analyze", renamed, "--json", js, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("numbered in file-name order", r.stderr)
+        with open(js) as f:
+            named_by_order = json.load(f)["report"]["largest_straggler"]["rank"]
+        rank_map = ",".join(f"{n}={k}" for n, k in mapping.items())
+        r = run("analyze", renamed, "--json", js, "--quiet", "--rank-map", rank_map)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("numbered in file-name order", r.stderr)
+        with open(js) as f:
+            report = json.load(f)["report"]
+        self.assertEqual(report["largest_straggler"]["rank"], 2)  # SPEC's
+        self.assertEqual(named_by_order, 3 - 2)  # names reversed
+        bad = run("analyze", renamed, "--rank-map", "x.json=-1")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--rank-map", bad.stderr)
+
+    def test_profiling_cycles_are_merged(self):
+        """Two files per rank, steps 0-2 and 3-5 (schedule(repeat=2)): one
+        analysis of all six steps."""
+        spec = SPEC_4.replace("steps: 4", "steps: 6")
+        cycles = os.path.join(self.tmp, "cycles")
+        os.makedirs(cycles)
+        for window in ("0:2", "3:5"):
+            folder = self.simulate(spec, "--steps-window", window)
+            for name in os.listdir(folder):
+                base = name.replace(".pt.trace.json", "")
+                shutil.copy(os.path.join(folder, name),
+                            os.path.join(cycles, f"{base}.{window[0]}.pt.trace.json"))
+        code, err, result = self.analyze(cycles)
+        self.assertEqual(code, 0, err)
+        self.assertIn("merged", err)
+        self.assertEqual(result["job"]["steps"], 6, err)
+
     def damaged(self):
         """A 4-rank job's traces (plain JSON) to damage."""
         return self.simulate(SPEC_4)

@@ -34,6 +34,7 @@ class StepMatcher {
   void AddP2p(int32_t r, uint32_t v, const LocalNode& n);
   int32_t RankIndex(int32_t global) const;
   int32_t Peer(int32_t r, const trace::CommOp& op) const;
+  int32_t OtherOfTwo(int32_t r) const;
   void EmitP2p();
   void FillMissing(MatchedComm* m) const;
 
@@ -53,20 +54,29 @@ int32_t StepMatcher::RankIndex(int32_t global) const {
   return static_cast<int32_t>(it - ranks_.begin());
 }
 
+// In a job of two ranks, both traced, the other one; else unknown.
+int32_t StepMatcher::OtherOfTwo(int32_t r) const {
+  if (ranks_.size() != 2 ||
+      traces_[static_cast<size_t>(r)]->world_size != 2) {
+    return kUnknown;
+  }
+  return ranks_[r == 0 ? 1 : 0];
+}
+
 // The peer's global rank: as the op says, else the other member of a
-// two-rank group, else unknown.
+// two-rank group or of a two-rank job, else unknown.
 int32_t StepMatcher::Peer(int32_t r, const trace::CommOp& op) const {
   const int32_t self = ranks_[static_cast<size_t>(r)];
   if (op.peer >= 0 && op.peer != self) return op.peer;
   const auto& groups = traces_[static_cast<size_t>(r)]->groups;
   if (op.group < 0 || static_cast<size_t>(op.group) >= groups.size()) {
-    return kUnknown;
+    return OtherOfTwo(r);
   }
   const auto& list = groups[static_cast<size_t>(op.group)].ranks;
   if (list.size() == 2 && (list[0] == self) != (list[1] == self)) {
     return list[0] == self ? list[1] : list[0];
   }
-  return kUnknown;
+  return OtherOfTwo(r);
 }
 
 void StepMatcher::AddCollective(int32_t r, uint32_t v, const LocalNode& n,

@@ -36,7 +36,9 @@ CommNests::CommNests(std::vector<CpuCommOp> ops) : ops_(std::move(ops)) {
       depth_[i] = depth_[stack.back()] + 1;
     }
     nest_end_[root_[i]] = i + 1;
-    stack.push_back(i);
+    // A gloo op is the work of a call, never a caller: an isend's span runs
+    // from the post to wait(), and the calls made meanwhile are not in it.
+    if (op.family != CpuCommFamily::kGloo) stack.push_back(i);
   }
 }
 

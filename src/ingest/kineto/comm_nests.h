@@ -18,7 +18,8 @@ class CommNests {
   // Sorts `ops` by thread, start, then longest first, and finds each op's
   // parent: the innermost op of its thread that contains its start. An op
   // that starts where another ends is not inside it; one that starts with
-  // it and is no longer is. O(n log n).
+  // it and is no longer is. A gloo op contains nothing (an async op's span
+  // lasts until its wait()). O(n log n).
   explicit CommNests(std::vector<CpuCommOp> ops);
 
   const std::vector<CpuCommOp>& ops() const { return ops_; }

@@ -49,8 +49,8 @@ bool IsStepMarker(const TraceRecords& r, const CpuCandidate& op,
 }
 
 // Compute rows: on each step thread, the candidates not inside another
-// (the step spans themselves are no candidates), less the comm ops and the
-// profiler's step markers.
+// non-comm candidate (the step spans themselves are no candidates), less
+// the comm ops and the profiler's step markers.
 int64_t AddComputeRows(TraceRecords* r) {
   std::set<ThreadKey> step_threads;
   std::set<std::pair<ThreadKey, int64_t>> step_starts;
@@ -75,12 +75,14 @@ int64_t AddComputeRows(TraceRecords* r) {
   const CpuCandidate* top = nullptr;
   for (const CpuCandidate& op : ops) {
     if (!step_threads.empty() && step_threads.count(op.thread) == 0) continue;
+    // Comm ops are rows of their own and contain no compute: an isend's
+    // gloo span lasts until its wait(), over the compute of the meantime.
+    if (op.is_comm) continue;
     if (top != nullptr && top->thread == op.thread &&
         (op.ts < top->end || op.ts == top->ts)) {
       continue;  // inside the current top-level op
     }
     top = &op;
-    if (op.is_comm) continue;
     if (IsStepMarker(*r, op, step_starts)) {
       ++markers;
       continue;

@@ -25,8 +25,11 @@ namespace strag::ingest {
 
 struct KinetoOptions {
   // The rank of a trace whose distributedInfo and file name say none, when
-  // the caller knows it (e.g. a single file); -1: such a trace is an error.
+  // the caller knows it (e.g. a single file); -1: such a trace is an error,
+  // kRankLater: its rank stays -1 for the caller to assign (a folder of
+  // files named as tensorboard_trace_handler names them).
   int32_t default_rank = -1;
+  static constexpr int32_t kRankLater = -2;
   // JSON bytes of events parsed at a time (tests make it tiny).
   size_t batch_bytes = size_t{256} << 10;
   // Expected size of the text, 0 if unknown: the columns are reserved from

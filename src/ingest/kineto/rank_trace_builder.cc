@@ -8,6 +8,7 @@
 
 #include "ingest/common/huge_pages.h"
 #include "ingest/kineto/comm_nests.h"
+#include "ingest/kineto/kineto_parser.h"
 #include "ingest/kineto/time_text.h"
 
 namespace strag::ingest::kineto {
@@ -378,6 +379,12 @@ void RankTraceBuilder::AddHostSpan(const KinetoEvent& event) {
 void RankTraceBuilder::AddCandidate(const ThreadKey& thread, int64_t ts,
                                     int64_t end, std::string_view name,
                                     bool is_comm) {
+  // Comm ops neither hide the ops in their span nor are hidden (an isend's
+  // gloo span lasts until its wait()); AddComputeRows sorts them out.
+  if (is_comm) {
+    records_.candidates.push_back({thread, ts, end, records_.Intern(name), true});
+    return;
+  }
   auto [it, added] = top_level_.try_emplace(thread, ts, end);
   if (!added) {
     auto& [top_start, top_end] = it->second;
@@ -403,6 +410,9 @@ Status RankTraceBuilder::SetRank(const KinetoMetadata& meta,
                            ": no rank in distributedInfo or in the file "
                            "name: taken as rank " +
                            std::to_string(default_rank));
+  } else if (default_rank == KinetoOptions::kRankLater) {
+    out.rank = -1;
+    return Status::Ok();
   } else {
     return InvalidInput(records_.source +
                         ": no rank: the trace has no distributedInfo.rank and "
