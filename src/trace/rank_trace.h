@@ -59,6 +59,9 @@ struct CommOp {
   int64_t out_nelems = -1;
   int32_t group_size = 0;  // members, when the trace says (else 0)
   int32_t peer = -1;       // global rank of the peer of a send / recv
+  // An async send (isend) whose span was cut at its post: nothing on its
+  // rank waits on it (only its own wait(), not traced as such).
+  bool async_post = false;
 };
 
 struct RankTrace {

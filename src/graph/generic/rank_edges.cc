@@ -82,9 +82,9 @@ void LaunchEdges(std::span<const LocalNode> nodes,
 void WaitEdges(std::span<const LocalNode> nodes,
                const std::vector<uint32_t>& pred, int64_t tolerance_ns,
                std::vector<LocalEdge>* out) {
-  std::vector<uint32_t> by_end;
+  std::vector<uint32_t> by_end;  // what a node may have waited for
   for (uint32_t v = 0; v < nodes.size(); ++v) {
-    if (!IsComputeNode(nodes[v])) by_end.push_back(v);
+    if (!IsComputeNode(nodes[v]) && !nodes[v].async_post) by_end.push_back(v);
   }
   std::sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) {
     return std::tie(nodes[a].end_ns, nodes[a].position) <

@@ -41,6 +41,7 @@ LocalNode CommNode(const trace::RankTrace& t, uint32_t row, int32_t k) {
   n.busy_ns = t.dur_ns[row];
   n.launch_ns = t.launch_ns[row];
   n.comm = t.comm[row];
+  n.async_post = t.comms[static_cast<size_t>(t.comm[row])].async_post;
   n.num_ops = 1;
   return n;
 }

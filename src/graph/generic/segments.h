@@ -47,6 +47,7 @@ struct LocalNode {
   int64_t busy_ns = 0;  // sum of the merged ops' durations, <= end - start
   int64_t launch_ns = -1;  // launch of the earliest-starting op; -1 unknown
   int32_t comm = -1;       // index into RankTrace::comms; -1 for compute
+  bool async_post = false;  // CommOp::async_post: nothing waits on it
   int32_t num_ops = 0;     // ops merged
   // CPU trace: the ops ran on host threads, so the segment that was running
   // when a comm op was launched on its thread is the one that issued it.

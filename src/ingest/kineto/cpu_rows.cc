@@ -147,6 +147,44 @@ void AddGlooRows(const CommNests& nests, const std::vector<size_t>& gloo,
   }
 }
 
+// An isend's gloo span runs on the calling thread from the post to its
+// wait(), while the thread computes on: as a transfer it would last until
+// the wait. A send whose span holds the start of a compute row of its
+// thread is async: it ends where the thread went on (the post returned).
+// Nothing waits on a send but its own wait(), and its receiver's rendezvous
+// still starts at the post. Rows from `first_comm` on are the comm rows.
+void ClipAsyncSends(size_t first_comm, TraceRecords* r) {
+  trace::RankTrace& out = r->out;
+  std::map<int32_t, std::vector<int64_t>> compute_starts;  // per thread
+  for (size_t row = 0; row < first_comm; ++row) {
+    compute_starts[out.stream[row]].push_back(out.start_ns[row]);
+  }
+  for (auto& [thread, starts] : compute_starts) {
+    std::sort(starts.begin(), starts.end());
+  }
+  int64_t clipped = 0;
+  for (size_t row = first_comm; row < out.size(); ++row) {
+    const int32_t c = out.comm[row];
+    if (c < 0 || out.comms[static_cast<size_t>(c)].kind != OpType::kSend) {
+      continue;
+    }
+    const auto it = compute_starts.find(out.stream[row]);
+    if (it == compute_starts.end()) continue;
+    const int64_t start = out.start_ns[row], end = start + out.dur_ns[row];
+    const auto next =
+        std::upper_bound(it->second.begin(), it->second.end(), start);
+    if (next == it->second.end() || *next >= end) continue;
+    out.dur_ns[row] = *next - start;
+    out.comms[static_cast<size_t>(c)].async_post = true;
+    ++clipped;
+  }
+  if (clipped > 0) {
+    out.warnings.push_back(r->source + ": " + std::to_string(clipped) +
+                           " async gloo sends (isend: the thread computed "
+                           "before their wait) end where the thread went on");
+  }
+}
+
 }  // namespace
 
 void BuildCpuOnlyRows(const CommNests& nests, TraceRecords* records) {
@@ -159,7 +197,9 @@ void BuildCpuOnlyRows(const CommNests& nests, TraceRecords* records) {
     if (nests.ops()[i].family == CpuCommFamily::kGloo) gloo.push_back(i);
   }
   if (!gloo.empty()) {
+    const size_t first_comm = r.out.size();
     AddGlooRows(nests, gloo, &r);
+    ClipAsyncSends(first_comm, &r);
     return;
   }
   // No gloo ops (e.g. NCCL traced without its kernels): each outermost CPU
