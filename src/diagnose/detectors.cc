@@ -279,6 +279,31 @@ Finding DetectStageImbalance(const whatif::PreparedTrace& t,
       f.ranks.push_back(t.workers[k].rank);
     }
   }
+  // Persistence: the steps in which the heavy stage's typical worker
+  // computes the most of all stages'.
+  size_t heaviest = 0;
+  for (size_t s = 0; s < t.steps.size(); ++s) {
+    std::vector<std::vector<double>> per(static_cast<size_t>(pp));
+    for (size_t k = 0; k < work.size(); ++k) {
+      per[static_cast<size_t>(stage_of[k])].push_back(work[k][s]);
+    }
+    std::vector<double> typical;
+    for (std::vector<double>& c : per) {
+      if (c.empty()) {
+        typical.push_back(0);
+        continue;
+      }
+      const auto mid = static_cast<ptrdiff_t>((c.size() - 1) / 2);
+      std::nth_element(c.begin(), c.begin() + mid, c.end());
+      typical.push_back(c[static_cast<size_t>(mid)]);
+    }
+    heaviest += static_cast<size_t>(std::max_element(typical.begin(),
+                                                     typical.end()) -
+                                    typical.begin()) == heavy;
+  }
+  f.step_share = t.steps.empty() ? -1
+                                 : static_cast<double>(heaviest) /
+                                       static_cast<double>(t.steps.size());
   f.evidence = Format(
       "stage %.0f computes %.0f%% more than the average stage "
       "(typical worker); fixing only the last stage recovers "

@@ -46,7 +46,8 @@ void Persistence(const whatif::WhatIfResult& r, Diagnosis* d) {
   }
   double share = d->worst_worker_share;
   const Finding& top = d->findings.front();
-  if (top.step_share >= 0 && !top.ranks.empty() && top.ranks.front() == rank) {
+  if (top.step_share >= 0 &&
+      std::find(top.ranks.begin(), top.ranks.end(), rank) != top.ranks.end()) {
     share = top.step_share;
   }
   d->persistent = share >= 0.5;
@@ -161,6 +162,16 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
     if (by_host) {
       for (const whatif::WorkerScore& x : r.workers) {
         if (x.rank == host->ranks.front()) w = x;
+      }
+    } else if (host && !host->ranks.empty()) {
+      // The worst-scored worker among those the cause names (the ranks of
+      // a heavy stage); r.workers is sorted worst first.
+      for (const whatif::WorkerScore& x : r.workers) {
+        if (std::find(host->ranks.begin(), host->ranks.end(), x.rank) !=
+            host->ranks.end()) {
+          w = x;
+          break;
+        }
       }
     }
     const trace::RankPlace* place = t.topology.Find(w.rank);

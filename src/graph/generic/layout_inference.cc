@@ -5,6 +5,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "graph/disjoint_sets.h"
@@ -196,19 +198,102 @@ Topology FromP2pChains(const GenericModel& m, int32_t gpus_per_node,
   return t;
 }
 
+bool HasP2p(const GenericModel& m) {
+  return std::any_of(m.nodes.begin(), m.nodes.end(), [](const GenericNode& n) {
+    return IsSendOrRecv(n.type);
+  });
+}
+
+// Stages from the ranks' point-to-point signatures, when no send could be
+// paired with its recv (torch 1.13's gloo send/recv name no peer): ranks
+// whose step has the same sequence of sends and recvs run the same stage
+// program (DP replicas of a stage; two middle stages of one shape share a
+// signature too, which names them one stage of two replicas). Stage 0 is
+// the signature that starts with a send, the last one the other end (half
+// the p2p ops, starting with a recv); the order of middle stages is that of
+// their ranks. Empty when the ranks have no p2p or the groups differ in size.
+Topology FromP2pSignatures(const GenericModel& m, int32_t gpus_per_node) {
+  const size_t n = m.ranks.size();
+  std::vector<std::string> signature(n);
+  for (NodeId v = 0; v < m.nodes.size(); ++v) {  // nodes: per rank, in order
+    const GenericNode& node = m.nodes[v];
+    if (IsSendOrRecv(node.type)) {
+      signature[static_cast<size_t>(node.rank_index)] +=
+          node.type == OpType::kSend ? 'S' : 'R';
+    }
+  }
+  std::map<std::string, std::vector<int32_t>> groups;
+  size_t longest = 0;
+  for (size_t r = 0; r < n; ++r) {
+    if (signature[r].empty()) return {};
+    groups[signature[r]].push_back(static_cast<int32_t>(r));
+    longest = std::max(longest, signature[r].size());
+  }
+  if (groups.size() < 2) return {};
+  // Groups of unequal size (two middle stages of one shape in a pure
+  // pipeline): every rank its own stage.
+  bool equal = true;
+  for (const auto& [sig, members] : groups) {
+    equal &= members.size() == groups.begin()->second.size();
+  }
+  if (!equal) {
+    std::map<std::string, std::vector<int32_t>> single;
+    for (const auto& [sig, members] : groups) {
+      for (int32_t r : members) {
+        single[sig + "#" + std::to_string(r)] = {r};
+      }
+    }
+    groups = std::move(single);
+  }
+  std::vector<std::pair<std::tuple<int, int32_t>, const std::vector<int32_t>*>>
+      order;  // (0 first stage, 1 middle, 2 last; first rank) -> group
+  for (const auto& [sig, members] : groups) {
+    const size_t ops = signature[static_cast<size_t>(members.front())].size();
+    const int where = sig.front() == 'S' ? 0 : ops < longest ? 2 : 1;
+    order.push_back({{where, members.front()}, &members});
+  }
+  std::sort(order.begin(), order.end());
+  Topology t;
+  t.pp = static_cast<int32_t>(order.size());
+  t.dp = static_cast<int32_t>(order.front().second->size());
+  t.places.resize(n);
+  for (size_t s = 0; s < order.size(); ++s) {
+    const std::vector<int32_t>& members = *order[s].second;
+    for (size_t d = 0; d < members.size(); ++d) {
+      const auto r = static_cast<size_t>(members[d]);
+      t.places[r] = {m.ranks[r], static_cast<int32_t>(d),
+                     static_cast<int32_t>(s), 0, 0,
+                     m.ranks[r] / std::max(1, gpus_per_node)};
+    }
+  }
+  t.source = "p2p signatures (peers unknown): " + std::to_string(t.pp) +
+             " stage(s) of " + std::to_string(t.dp) +
+             " rank(s), stage 0 the one that sends first";
+  t.known = true;
+  return t;
+}
+
 }  // namespace
 
 InferredLayout InferLayout(const GenericModel& m, const LayoutFlags& flags) {
   InferredLayout out;
   std::string why;
   Topology inferred = FromP2pChains(m, flags.gpus_per_node, &why);
+  if (inferred.places.empty() && why.empty()) {
+    inferred = FromP2pSignatures(m, flags.gpus_per_node);
+  }
   if (inferred.places.empty()) {
     inferred =
-        why.empty()
+        why.empty() && !HasP2p(m)
             ? DataParallel(m, flags.gpus_per_node,
                            "no point-to-point ops: data parallel, "
                            "each rank its own replica",
                            true)
+        : why.empty()
+            ? DataParallel(m, flags.gpus_per_node,
+                           "unknown (point-to-point ops without peers, in no "
+                           "stage pattern): each rank its own replica",
+                           false)
             : DataParallel(m, flags.gpus_per_node,
                            "unknown (" + why + "): each rank its own replica",
                            false);
