@@ -55,6 +55,7 @@ LAYOUTS = ("torch113", "kineto2")
 QUICK = ("ddp-healthy-4", "ddp-slow-rank-2", "dataloader-slow-4",
          "dataloader-stall-4")
 JOB_TIMEOUT_S = 240
+TWINS_HEADING = "## Simulated twins"
 STRAG_TIMEOUT_S = 120
 
 
@@ -466,8 +467,15 @@ def main(argv=None):
                 "strag_id": ident, "load": load,
                 "strag": os.path.relpath(strag, PROJECT)
                 if strag.startswith(PROJECT) else strag, "wall_s": wall_s}
+        kept = ""  # sim_twins.py's section survives a rewrite
+        if os.path.exists(doc):
+            with open(doc) as f:
+                old = f.read()
+            at = old.find("\n" + TWINS_HEADING)
+            if at >= 0:
+                kept = old[at:]
         with open(doc, "w") as f:
-            f.write(render_doc(t, meta))
+            f.write(render_doc(t, meta).rstrip("\n") + "\n" + kept)
         print(f"accuracy: wrote {doc}", file=sys.stderr)
     if all("job_error" in r for r in rows):
         return 2

@@ -13,8 +13,10 @@ csv,kineto` writes both; `strag analyze` reads each. Checked per job:
     published mean does not);
   - nowhere S < 1 or utilization > 100% (a failed model is not a result).
 
-usage: sim_twins.py STRAG [--random N] [--seed S] [--keep DIR] [--quiet]
-Prints one line per job and a summary; exits 1 when a job disagrees.
+usage: sim_twins.py STRAG [--random N] [--seed S] [--keep DIR] [--doc FILE]
+Prints one line per job and a summary; exits 1 when a job disagrees. With
+--doc, writes the lines as the "## Simulated twins" section of FILE
+(docs/accuracy.md), replacing the one there.
 """
 import argparse
 import json
@@ -122,6 +124,31 @@ def check(strag, name, folder, sim_args):
     return not problems, line
 
 
+HEADING = "## Simulated twins"
+
+
+def write_section(doc, lines, summary, args):
+    """Replaces (or appends) the twins section of `doc`."""
+    text = open(doc).read() if os.path.exists(doc) else ""
+    at = text.find("\n" + HEADING)
+    if at >= 0:
+        end = text.find("\n## ", at + 1)
+        rest = text[end:] if end >= 0 else ""
+        text = text[:at] + rest
+    section = [
+        "", HEADING, "",
+        "The same simulated job read as the ops CSV and as its Kineto export "
+        "(`bench/accuracy/sim_twins.py`:",
+        f"the presets and {args.random} random specs, seed {args.seed}, every "
+        "injector kind). Agreement: the same",
+        "probable cause, S within 2% of the ops CSV's or closer than it to "
+        "the simulator's true slowdown, and",
+        "no S < 1 or utilization > 100%. " + summary + ".",
+        "", "```"] + lines + ["```", ""]
+    with open(doc, "w") as f:
+        f.write(text.rstrip("\n") + "\n" + "\n".join(section))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("strag")
@@ -129,6 +156,7 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=9)
     p.add_argument("--presets", default=",".join(PRESETS))
     p.add_argument("--keep")
+    p.add_argument("--doc")
     args = p.parse_args(argv)
     root = args.keep or tempfile.mkdtemp(prefix="strag-twins-")
     os.makedirs(root, exist_ok=True)
@@ -141,17 +169,21 @@ def main(argv=None):
         with open(path, "w") as f:
             f.write(spec)
         jobs.append((name, [path]))
-    good = 0
+    good, lines = 0, []
     try:
         for name, sim_args in jobs:
             ok, line = check(args.strag, name, os.path.join(root, name),
                              sim_args)
             good += ok
+            lines.append(line)
             print(line, flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-    print(f"sim twins: {good} of {len(jobs)} agree")
+    summary = f"sim twins: {good} of {len(jobs)} agree"
+    print(summary)
+    if args.doc:
+        write_section(args.doc, lines, summary, args)
     return 0 if good == len(jobs) else 1
 
 

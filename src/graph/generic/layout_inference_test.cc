@@ -100,6 +100,42 @@ TEST(LayoutInferenceTest, CollapsedTpGroupsFitTheFlags) {
   EXPECT_EQ(l.topology.places[3].dp, 1);
 }
 
+// The same pipelines with every peer unknown (torch 1.13's gloo).
+std::vector<trace::RankTrace> WithoutPeers(std::vector<trace::RankTrace> t) {
+  for (trace::RankTrace& r : t) {
+    for (trace::CommOp& c : r.comms) c.peer = -1;
+    r.world_size = static_cast<int32_t>(t.size());
+  }
+  return t;
+}
+
+TEST(LayoutInferenceTest, StagesFromSignaturesWithoutPeers) {
+  const auto traces = WithoutPeers(Pipelines(2, 2));
+  auto model = BuildGenericModel(traces);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const InferredLayout l = InferLayout(*model, {});
+  EXPECT_TRUE(l.topology.known);
+  EXPECT_EQ(l.topology.pp, 2);
+  EXPECT_EQ(l.topology.dp, 2);
+  for (const trace::RankPlace& p : l.topology.places) {
+    EXPECT_EQ(p.pp, p.rank / 2) << "rank " << p.rank;
+  }
+  EXPECT_NE(l.topology.source.find("signatures"), std::string::npos);
+}
+
+TEST(LayoutInferenceTest, PurePipelineWithoutPeersIsOneRankPerStage) {
+  // Stages 1 and 2 share a signature; stage 0 sends first, 3 is the end.
+  const auto traces = WithoutPeers(Pipelines(1, 4));
+  auto model = BuildGenericModel(traces);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const InferredLayout l = InferLayout(*model, {});
+  EXPECT_EQ(l.topology.pp, 4);
+  EXPECT_EQ(l.topology.dp, 1);
+  for (const trace::RankPlace& p : l.topology.places) {
+    EXPECT_EQ(p.pp, p.rank) << "rank " << p.rank;
+  }
+}
+
 TEST(LayoutInferenceTest, NoP2pIsDataParallel) {
   std::vector<trace::RankTrace> traces;
   for (int32_t r = 0; r < 3; ++r) {
