@@ -12,6 +12,7 @@
 #include "base/parallel_for.h"
 #include "graph/generic/generic_model.h"
 #include "graph/generic/host_time.h"
+#include "graph/generic/p2p_peers.h"
 #include "graph/generic/warmup_steps.h"
 #include "ingest/kineto/kineto_file.h"
 #include "whatif/prepared_generic.h"
@@ -254,16 +255,39 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
   NoteRanks(&ranks, &job.notes);
   ASSIGN_OR_RETURN(graph::GenericModel model,
                    graph::BuildGenericModel(ranks, {}));
+  layout.world_size = job.notes.world_size;
+  std::vector<int64_t> warmup = graph::DropWarmupSteps(&model);
+  graph::InferredLayout inferred = graph::InferLayout(model, layout);
+  // Pipelines whose p2p name no peer: peers from the stages, then the model
+  // again, now with the p2p pairs (and the layout from their chains).
+  if (inferred.peers_unknown) {
+    const int64_t assigned =
+        graph::AssignPipelinePeers(model, inferred.topology, &ranks);
+    auto paired = graph::BuildGenericModel(ranks, {});
+    if (assigned > 0 && paired.ok()) {
+      model = std::move(paired).value();
+      warmup = graph::DropWarmupSteps(&model);
+      std::vector<std::string> before = std::move(inferred.warnings);
+      inferred = graph::InferLayout(model, layout);
+      inferred.warnings.insert(inferred.warnings.begin(), before.begin(),
+                               before.end());
+      inferred.warnings.push_back(
+          std::to_string(assigned) +
+          " p2p ops named no peer: peers taken from the pipeline stages "
+          "(forward to the next stage, backward to the previous)");
+    } else if (assigned > 0) {
+      inferred.warnings.push_back(
+          "p2p peers taken from the pipeline stages give no usable model (" +
+          paired.status().message() + "): p2p left unpaired");
+    }
+  }
   NoteClock(model, &job.notes);
-  const std::vector<int64_t> warmup = graph::DropWarmupSteps(&model);
   if (!warmup.empty()) {
     job.notes.warnings.push_back(
         "step(s) " + JoinIds(warmup) + " took over " +
         std::to_string(static_cast<int>(graph::kWarmupFactor)) +
         "x the median step at the start of the trace: left out as warm-up");
   }
-  layout.world_size = job.notes.world_size;
-  graph::InferredLayout inferred = graph::InferLayout(model, layout);
   for (std::string& w : inferred.warnings) {
     job.notes.warnings.push_back(std::move(w));
   }

@@ -281,6 +281,7 @@ InferredLayout InferLayout(const GenericModel& m, const LayoutFlags& flags) {
   Topology inferred = FromP2pChains(m, flags.gpus_per_node, &why);
   if (inferred.places.empty() && why.empty()) {
     inferred = FromP2pSignatures(m, flags.gpus_per_node);
+    out.peers_unknown = !inferred.places.empty();
   }
   if (inferred.places.empty()) {
     inferred =

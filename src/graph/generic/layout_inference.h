@@ -34,6 +34,9 @@ struct LayoutFlags {
 struct InferredLayout {
   trace::Topology topology;  // places in model.ranks order
   std::vector<std::string> warnings;
+  // The stages come from p2p signatures: the p2p ops have no peers yet
+  // (p2p_peers.h can assign them, and the model be built again).
+  bool peers_unknown = false;
 };
 
 InferredLayout InferLayout(const GenericModel& model, const LayoutFlags& flags);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/generic/generic_test_util.h"
+#include "graph/generic/p2p_peers.h"
 
 namespace strag::graph {
 namespace {
@@ -133,6 +134,25 @@ TEST(LayoutInferenceTest, PurePipelineWithoutPeersIsOneRankPerStage) {
   EXPECT_EQ(l.topology.dp, 1);
   for (const trace::RankPlace& p : l.topology.places) {
     EXPECT_EQ(p.pp, p.rank) << "rank " << p.rank;
+  }
+}
+
+TEST(LayoutInferenceTest, PeersFromStagesPairTheP2p) {
+  auto traces = WithoutPeers(Pipelines(2, 3));
+  auto model = BuildGenericModel(traces);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const InferredLayout l = InferLayout(*model, {});
+  ASSERT_TRUE(l.peers_unknown);
+  EXPECT_GT(AssignPipelinePeers(*model, l.topology, &traces), 0);
+  auto paired = BuildGenericModel(traces);
+  ASSERT_TRUE(paired.ok()) << paired.status().message();
+  EXPECT_EQ(paired->counters.p2p_unmatched, 0);
+  const InferredLayout again = InferLayout(*paired, {});
+  EXPECT_FALSE(again.peers_unknown);
+  EXPECT_EQ(again.topology.pp, 3);
+  EXPECT_EQ(again.topology.dp, 2);
+  for (const trace::RankPlace& p : again.topology.places) {
+    EXPECT_EQ(p.pp, p.rank / 2) << "rank " << p.rank;
   }
 }
 
