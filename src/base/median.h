@@ -26,6 +26,16 @@ inline double Median(std::vector<double>* v) {
   return (lo + hi) / 2.0;
 }
 
+// The lower median of `v` (reordered in place): the ((n - 1) / 2)-th
+// smallest value, so that with two values it is the smaller one (a robust
+// "typical" value that one slow member cannot move). 0 for an empty `v`.
+inline double LowerMedian(std::vector<double>* v) {
+  if (v->empty()) return 0.0;
+  const auto mid = static_cast<ptrdiff_t>((v->size() - 1) / 2);
+  std::nth_element(v->begin(), v->begin() + mid, v->end());
+  return (*v)[static_cast<size_t>(mid)];
+}
+
 }  // namespace strag
 
 #endif  // STRAG_SRC_BASE_MEDIAN_H_

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <set>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "base/parallel_for.h"
@@ -57,8 +57,10 @@ Status AssignRanks(const std::string& rank_map,
         std::from_chars(item.data() + eq + 1, item.data() + item.size(), rank)
                 .ptr != item.data() + item.size() ||
         rank < 0) {
-      return InvalidInput("flag --rank-map: expected FILE=RANK[,FILE=RANK...], "
-                          "got \"" + item + "\"");
+      return InvalidInput(
+          "flag --rank-map: expected FILE=RANK[,FILE=RANK...], "
+          "got \"" +
+          item + "\"");
     }
     map[item.substr(0, eq)] = rank;
     at = comma + 1;
@@ -93,7 +95,8 @@ Status AssignRanks(const std::string& rank_map,
   notes->warnings.push_back(
       std::to_string(unranked.size()) +
       " file(s) name no rank (no distributedInfo, no rank in the file name): "
-      "numbered in file-name order (" + order +
+      "numbered in file-name order (" +
+      order +
       "); if that is not the job's order, give --rank-map FILE=RANK,...");
   return Status::Ok();
 }
@@ -120,10 +123,9 @@ std::vector<trace::RankTrace> OnePerRank(
       ++merged;
       continue;
     }
-    notes->warnings.push_back(source + ": claims rank " +
-                              std::to_string(first.rank) + ", as " +
-                              first.source +
-                              " does, with the same steps or times: ignored");
+    notes->warnings.push_back(
+        source + ": claims rank " + std::to_string(first.rank) + ", as " +
+        first.source + " does, with the same steps or times: ignored");
   }
   if (merged > 0) {
     notes->warnings.push_back(
@@ -247,8 +249,7 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
     all_errors += "\n  " + e.message();
   }
   RETURN_IF_ERROR(AssignRanks(rank_map, &read, &job.notes));
-  std::vector<trace::RankTrace> ranks =
-      OnePerRank(std::move(read), &job.notes);
+  std::vector<trace::RankTrace> ranks = OnePerRank(std::move(read), &job.notes);
   if (ranks.empty()) {
     return InvalidInput("no trace could be read:" + all_errors);
   }
@@ -297,10 +298,12 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
                    whatif::PrepareGenericTrace(std::move(model),
                                                std::move(inferred.topology)));
   for (int64_t ns : host.data_loading_ns) {
-    job.prepared.data_loading_s.push_back(static_cast<float>(1e-9 * static_cast<double>(ns)));
+    job.prepared.data_loading_s.push_back(
+        static_cast<float>(1e-9 * static_cast<double>(ns)));
   }
   for (int64_t ns : host.gc_ns) {
-    job.prepared.gc_s.push_back(static_cast<float>(1e-9 * static_cast<double>(ns)));
+    job.prepared.gc_s.push_back(
+        static_cast<float>(1e-9 * static_cast<double>(ns)));
   }
   return job;
 }

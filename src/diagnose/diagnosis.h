@@ -58,8 +58,8 @@ struct Diagnosis {
   std::string
       scope;  // "TP group 1840-1847, PP stage 3, DP replica 38, node 230"
   double excess_step_time_ms = 0;  // mean observed - mean ideal step
-  double blocking_share = 0;      // of the excess: blocking (S) vs launch delay
-  double persistence_p90 = 0;     // P90 of per-step S / S
+  double blocking_share = 0;   // of the excess: blocking (S) vs launch delay
+  double persistence_p90 = 0;  // P90 of per-step S / S
   // With a straggler named: it shows in at least half the steps (its
   // finding's step share, else worst_worker_share); else P90 <= 1.06.
   bool persistent = false;

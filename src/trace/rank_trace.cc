@@ -23,9 +23,10 @@ bool MergeRankTraces(RankTrace&& from, RankTrace* into) {
   // Groups by name (the same process group in both cycles).
   std::vector<int32_t> group_of(from.groups.size());
   for (size_t g = 0; g < from.groups.size(); ++g) {
-    const auto it = std::find_if(
-        into->groups.begin(), into->groups.end(),
-        [&](const ProcessGroupInfo& x) { return x.name == from.groups[g].name; });
+    const auto it = std::find_if(into->groups.begin(), into->groups.end(),
+                                 [&](const ProcessGroupInfo& x) {
+                                   return x.name == from.groups[g].name;
+                                 });
     if (it != into->groups.end()) {
       group_of[g] = static_cast<int32_t>(it - into->groups.begin());
     } else {

@@ -14,13 +14,6 @@ namespace {
 
 using graph::NodeId;
 
-// The (n-1)/2-th smallest value: for two ranks, the faster one.
-double LowerMedian(std::vector<double> v) {
-  const auto mid = static_cast<ptrdiff_t>((v.size() - 1) / 2);
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  return v[static_cast<size_t>(mid)];
-}
-
 // The steps that define a normal step: traced time at most kTypicalStep x
 // the median step's (a warm-up step or a transient stall is no ideal).
 std::vector<uint8_t> TypicalSteps(const PreparedTrace& t) {
@@ -60,7 +53,8 @@ std::vector<uint8_t> OutlierRanks(const PreparedTrace& t,
       continue;
     }
     const auto r = static_cast<size_t>(t.model.keys[v].stage);
-    if (r < compute.size()) compute[r] += TypicalMean(cost_nd, v, inst, typical);
+    if (r < compute.size())
+      compute[r] += TypicalMean(cost_nd, v, inst, typical);
   }
   std::map<int32_t, std::vector<double>> by_stage;
   for (size_t r = 0; r < compute.size(); ++r) {
@@ -68,7 +62,8 @@ std::vector<uint8_t> OutlierRanks(const PreparedTrace& t,
   }
   std::map<int32_t, double> bar;
   for (auto& [stage, x] : by_stage) {
-    double b = LowerMedian(x) * (1 + kOutlierShare);
+    std::vector<double> copy = x;
+    double b = LowerMedian(&copy) * (1 + kOutlierShare);
     if (x.size() >= 3) {
       const double median = Median(&x);
       std::vector<double> dev;

@@ -52,9 +52,11 @@ HostTime MeasureHostTime(std::span<const trace::RankTrace> traces,
     for (const trace::StepSpan& span : t.steps) {
       const auto s = std::lower_bound(m.steps.begin(), m.steps.end(), span.id);
       if (s == m.steps.end() || *s != span.id) continue;
-      const size_t slot = it->second * steps + static_cast<size_t>(s - m.steps.begin());
+      const size_t slot =
+          it->second * steps + static_cast<size_t>(s - m.steps.begin());
       if (loading_named) {
-        out.data_loading_ns[slot] = CoveredNs(loading, span.start_ns, span.end_ns);
+        out.data_loading_ns[slot] =
+            CoveredNs(loading, span.start_ns, span.end_ns);
       }
       if (gc_named) out.gc_ns[slot] = CoveredNs(gc, span.start_ns, span.end_ns);
     }

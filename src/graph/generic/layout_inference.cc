@@ -175,7 +175,8 @@ Topology FromP2pChains(const GenericModel& m, int32_t gpus_per_node,
         if (q != second) prev = q;
       }
     }
-    for (int32_t cur = head, s = 0; cur >= 0 && stage[static_cast<size_t>(cur)] < 0; ++s) {
+    for (int32_t cur = head, s = 0;
+         cur >= 0 && stage[static_cast<size_t>(cur)] < 0; ++s) {
       stage[static_cast<size_t>(cur)] = s;
       int32_t step = -1;
       for (int32_t q : next[static_cast<size_t>(cur)]) {
@@ -199,9 +200,8 @@ Topology FromP2pChains(const GenericModel& m, int32_t gpus_per_node,
 }
 
 bool HasP2p(const GenericModel& m) {
-  return std::any_of(m.nodes.begin(), m.nodes.end(), [](const GenericNode& n) {
-    return IsSendOrRecv(n.type);
-  });
+  return std::any_of(m.nodes.begin(), m.nodes.end(),
+                     [](const GenericNode& n) { return IsSendOrRecv(n.type); });
 }
 
 // Stages from the ranks' point-to-point signatures, when no send could be
@@ -261,8 +261,11 @@ Topology FromP2pSignatures(const GenericModel& m, int32_t gpus_per_node) {
     const std::vector<int32_t>& members = *order[s].second;
     for (size_t d = 0; d < members.size(); ++d) {
       const auto r = static_cast<size_t>(members[d]);
-      t.places[r] = {m.ranks[r], static_cast<int32_t>(d),
-                     static_cast<int32_t>(s), 0, 0,
+      t.places[r] = {m.ranks[r],
+                     static_cast<int32_t>(d),
+                     static_cast<int32_t>(s),
+                     0,
+                     0,
                      m.ranks[r] / std::max(1, gpus_per_node)};
     }
   }

@@ -100,8 +100,7 @@ std::map<std::pair<OpType, int32_t>, int> Directions(const GenericModel& m,
     const bool recv = m.nodes[v].type == OpType::kRecv;
     // Recv before a forward: from the previous stage; send after a
     // forward: to the next.
-    out[{m.nodes[v].type, m.nodes[v].seq}] =
-        forward.at(c) == recv ? -1 : 1;
+    out[{m.nodes[v].type, m.nodes[v].seq}] = forward.at(c) == recv ? -1 : 1;
   }
   return out;
 }
@@ -113,7 +112,8 @@ int64_t AssignPipelinePeers(const GenericModel& m,
                             std::vector<trace::RankTrace>* traces) {
   if (topology.pp < 2 || topology.places.size() != m.ranks.size()) return 0;
   std::map<std::pair<int32_t, int32_t>, int32_t> rank_at;  // (pp, dp) -> rank
-  for (const trace::RankPlace& p : topology.places) rank_at[{p.pp, p.dp}] = p.rank;
+  for (const trace::RankPlace& p : topology.places)
+    rank_at[{p.pp, p.dp}] = p.rank;
   std::map<int32_t, size_t> index;
   for (size_t i = 0; i < m.ranks.size(); ++i) index[m.ranks[i]] = i;
   int64_t assigned = 0;
@@ -121,8 +121,8 @@ int64_t AssignPipelinePeers(const GenericModel& m,
     const auto it = index.find(t.rank);
     if (it == index.end()) continue;
     const trace::RankPlace& place = topology.places[it->second];
-    const auto dir = Directions(m, static_cast<int32_t>(it->second), place.pp,
-                                topology.pp);
+    const auto dir =
+        Directions(m, static_cast<int32_t>(it->second), place.pp, topology.pp);
     const RankSteps steps = SplitSteps(t);
     for (const std::vector<uint32_t>& rows : steps.rows) {
       for (const LocalNode& n : BuildLocalNodes(t, rows)) {

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <climits>
+#include <map>
 #include <tuple>
 
 #include "graph/generic/step_split.h"

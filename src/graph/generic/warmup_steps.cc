@@ -38,7 +38,8 @@ std::vector<int64_t> DropWarmupSteps(GenericModel* m) {
   }
   m->start_ns = std::move(start);
   m->dur_ns = std::move(dur);
-  m->steps.erase(m->steps.begin(), m->steps.begin() + static_cast<ptrdiff_t>(drop));
+  m->steps.erase(m->steps.begin(),
+                 m->steps.begin() + static_cast<ptrdiff_t>(drop));
   m->counters.steps_dropped += static_cast<int64_t>(drop);
   return dropped;
 }

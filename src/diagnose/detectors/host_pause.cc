@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// host_pause: launch delays (untraced host time: GC, Python) that are a real
+// share of the step.
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "base/median.h"
+#include "diagnose/detectors.h"
+#include "diagnose/evidence.h"
+
+namespace strag::diagnose {
+
+Finding DetectHostPause(const whatif::PreparedTrace& t,
+                        const whatif::WhatIfResult& r) {
+  Finding f{Cause::kHostPause, 0, {}, ""};
+  const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
+  // A pause: a launch delay of at least 5 ms before an op; they matter from
+  // 5% of the step time on the rank with the most.
+  constexpr float kPauseS = 0.005f;
+  constexpr double kPauseShare = 0.05;
+  constexpr double kJobShare = 0.10;
+  size_t pauses = 0;
+  double total = 0, longest = 0;
+  std::map<int32_t, double> per_rank;  // total pause, s
+  std::map<size_t, size_t> per_step;
+  // rank -> step -> its pause time, s
+  std::map<int32_t, std::map<size_t, double>> steps_of;
+  // Host time the trace names as data loading is data loading's, not a
+  // pause: it is taken off the launch delays of its rank and step.
+  const bool ranks = t.layout == whatif::Layout::kRanks;
+  std::vector<float> loading = ranks ? t.data_loading_s : std::vector<float>{};
+  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+    for (size_t i = 0; i < inst; ++i) {
+      float ld = t.launch_delay[t.Slot(v, i)];
+      const size_t slot =
+          static_cast<size_t>(t.model.keys[v].stage) * t.steps.size() + i / dp;
+      if (slot < loading.size()) {
+        const float used = std::min(ld, loading[slot]);
+        loading[slot] -= used;
+        ld -= used;
+      }
+      if (ld < kPauseS) continue;
+      ++pauses;
+      total += ld;
+      longest = std::max(longest, static_cast<double>(ld));
+      const int32_t rank = RankOf(t, i, t.model.keys[v].stage);
+      per_rank[rank] += ld;
+      steps_of[rank][i / dp] += ld;
+      ++per_step[i / dp];
+    }
+  }
+  std::vector<std::pair<double, int32_t>> order;  // longest total first
+  for (auto [rank, total_s] : per_rank) order.emplace_back(-total_s, rank);
+  std::sort(order.begin(), order.end());
+  for (auto [neg, rank] : order) f.ranks.push_back(rank);
+  const double blocking = r.slowdown - 1, launch = r.launch_slowdown - 1;
+  // Pauses matter when they are a real share of the step on the rank that
+  // has most of them, and more so when a few ranks have most of them.
+  const double step_s = MeanOf(r.step_t_observed);
+  const double top = order.empty() ? 0 : -order.front().first;
+  const double share =
+      step_s > 0 ? top / (step_s * static_cast<double>(t.steps.size())) : 0;
+  const double concentration = total > 0 ? top / total : 0;
+  double gc = 0;  // named GC time of the rank with the most pauses, s
+  if (!f.ranks.empty()) {
+    // The steps with a pause of the rank's own magnitude (a quarter of its
+    // worst step at least; scheduling noise of a few ms is not one).
+    const auto& mine = steps_of[f.ranks.front()];
+    double worst = 0;
+    for (const auto& [step, x] : mine) worst = std::max(worst, x);
+    size_t hit = 0;
+    for (const auto& [step, x] : mine) hit += x >= 0.25 * worst;
+    f.step_share =
+        static_cast<double>(hit) / static_cast<double>(t.steps.size());
+    for (size_t k = 0; k < t.workers.size() && ranks; ++k) {
+      if (t.workers[k].rank != f.ranks.front()) continue;
+      for (size_t s = 0; s < t.steps.size(); ++s) {
+        const size_t slot = k * t.steps.size() + s;
+        if (slot < t.gc_s.size()) gc += t.gc_s[slot];
+      }
+    }
+  }
+  if (pauses > 0) {
+    // ... and when the host delays cost the job a real share of its time
+    // (a launch slowdown of kJobShare; scheduling noise costs a few %).
+    f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
+                   Clamp01(share / kPauseShare) *
+                   (0.5 + 0.5 * Clamp01(concentration / 0.5)) *
+                   Clamp01(launch / kJobShare);
+    // The trace names the pause (gc.collect on that rank, a real share of
+    // its step): the cause is known, not inferred.
+    const double gc_share =
+        step_s > 0 ? gc / (step_s * static_cast<double>(t.steps.size())) : 0;
+    if (gc_share >= kPauseShare && launch >= kJobShare) f.confidence = 1.0;
+  }
+  double lined_up = 0;
+  for (auto [step, n] : per_step)
+    lined_up = std::max(lined_up, static_cast<double>(n));
+  f.evidence =
+      Format(
+          "%.0f host pauses of at least 5 ms before an op (mean %.1f ms, "
+          "longest %.1f ms) on %.0f workers",
+          static_cast<double>(pauses),
+          pauses ? 1e3 * total / static_cast<double>(pauses) : 0, 1e3 * longest,
+          static_cast<double>(per_rank.size())) +
+      Format(
+          " in %.0f of the steps; at most %.0f in one step; "
+          "launch slowdown %.3f",
+          static_cast<double>(per_step.size()), lined_up, r.launch_slowdown) +
+      Format(
+          "; the rank with the most pauses %.1f%% of its step time and "
+          "%.0f%% of all pause time",
+          100 * share, 100 * concentration) +
+      (gc > 0 ? Format("; its trace names %.1f ms of garbage collection per "
+                       "step",
+                       1e3 * gc / static_cast<double>(t.steps.size()))
+              : std::string());
+  return f;
+}
+
+}  // namespace strag::diagnose

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// sequence_length_imbalance: input-dependent compute (forward/backward
+// correlation, or a moving compute straggler).
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "base/median.h"
+#include "diagnose/detectors.h"
+#include "diagnose/evidence.h"
+
+namespace strag::diagnose {
+
+using trace::OpType;
+namespace {
+
+// Without forward/backward op types (profiler traces): compute that varies
+// from step to step far beyond noise, with the slowest rank of a stage
+// moving between steps, is input-dependent work (sequence lengths).
+Finding DetectMovingCompute(const whatif::PreparedTrace& t,
+                            const whatif::WhatIfResult& r) {
+  Finding f{Cause::kSequenceLengthImbalance, 0, {}, ""};
+  const auto work = WorkerComputePerStep(t);
+  const std::vector<int32_t> stage_of = StageOfWorkers(t);
+  const size_t steps = t.steps.size();
+  if (steps < 3 || work.size() < 2) return f;
+  double spread = 0;  // mean over steps of the largest excess over median
+  std::map<size_t, size_t> worst_count;
+  for (size_t s = 0; s < steps; ++s) {
+    std::map<int32_t, std::vector<double>> by_stage;
+    for (size_t k = 0; k < work.size(); ++k) {
+      by_stage[stage_of[k]].push_back(work[k][s]);
+    }
+    std::map<int32_t, double> median;
+    for (auto& [stage, v] : by_stage) median[stage] = Median(&v);
+    double top = 0;
+    size_t worst = 0;
+    for (size_t k = 0; k < work.size(); ++k) {
+      const double m = median[stage_of[k]];
+      const double excess = m > 0 ? work[k][s] / m - 1 : 0;
+      if (excess > top) top = excess, worst = k;
+    }
+    spread += top / static_cast<double>(steps);
+    ++worst_count[worst];
+  }
+  size_t top = 0, top_worker = 0;
+  for (auto [k, c] : worst_count) {
+    if (c > top) top = c, top_worker = k;
+  }
+  const double moves =
+      1.0 - static_cast<double>(top) / static_cast<double>(steps);
+  // Without token counts the evidence is indirect: at most 0.7.
+  f.confidence = 0.7 * Clamp01((spread - 0.10) / 0.20) * Clamp01(moves / 0.5) *
+                 Clamp01((r.slowdown - 1) / 0.05);
+  f.ranks.push_back(t.workers[top_worker].rank);
+  f.evidence = Format(
+      "the slowest rank of a stage computes %.0f%% more than the stage's "
+      "median rank on average per step, and a different rank is the slowest "
+      "in %.0f%% of the steps: input-dependent work (sequence lengths; the "
+      "traces carry no token counts, so this is inferred from timing alone)",
+      100 * spread, 100 * moves);
+  return f;
+}
+
+}  // namespace
+
+Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
+                                      const whatif::WhatIfResult& r) {
+  if (t.layout == whatif::Layout::kRanks) return DetectMovingCompute(t, r);
+  Finding f{Cause::kSequenceLengthImbalance, 0, {}, ""};
+  const size_t inst = t.num_instances();
+  double best_r = 0;
+  int32_t best_stage = 0;
+  for (int32_t s = 0; s < t.pp; ++s) {
+    // (forward, backward) of microbatch k, centred per instance so that a
+    // steadily slow worker does not correlate them.
+    std::vector<double> x, y;
+    for (size_t i = 0; i < inst; ++i) {
+      std::vector<double> fx, by;
+      for (int32_t k = 0;; ++k) {
+        const int64_t fv = t.model.index.Find({OpType::kForwardCompute, k, s});
+        const int64_t bv = t.model.index.Find({OpType::kBackwardCompute, k, s});
+        if (fv < 0 || bv < 0) break;
+        fx.push_back(t.cost[t.Slot(static_cast<graph::NodeId>(fv), i)]);
+        by.push_back(t.cost[t.Slot(static_cast<graph::NodeId>(bv), i)]);
+      }
+      double mf = 0, mb = 0;
+      for (size_t k = 0; k < fx.size(); ++k) mf += fx[k], mb += by[k];
+      if (fx.empty()) continue;
+      mf /= static_cast<double>(fx.size()),
+          mb /= static_cast<double>(fx.size());
+      for (size_t k = 0; k < fx.size(); ++k)
+        x.push_back(fx[k] - mf), y.push_back(by[k] - mb);
+    }
+    const double rs = Pearson(x, y);
+    if (rs > best_r) best_r = rs, best_stage = s;
+  }
+  // Does the slowest DP replica change from step to step?
+  const std::vector<size_t> worst = WorstDpPerStep(r);
+  std::map<size_t, size_t> count;
+  for (size_t d : worst) ++count[d];
+  size_t top = 0;
+  for (auto [d, c] : count) top = std::max(top, c);
+  const double moves =
+      worst.empty()
+          ? 0
+          : 1.0 - static_cast<double>(top) / static_cast<double>(worst.size());
+  f.confidence =
+      Clamp01((best_r - 0.8) / 0.2) * (0.3 + 0.7 * Clamp01(moves / 0.5));
+  f.evidence = Format(
+      "forward and backward times of a microbatch correlate "
+      "(Pearson r = %.3f on stage %.0f, within each worker's "
+      "step) and the slowest DP replica changes in %.0f%% of "
+      "the steps",
+      best_r, static_cast<double>(best_stage), 100 * moves);
+  return f;
+}
+
+}  // namespace strag::diagnose

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "diagnose/evidence.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+namespace strag::diagnose {
+
+using trace::OpType;
+
+double Clamp01(double x) {
+  return std::isfinite(x) ? std::clamp(x, 0.0, 1.0) : 0.0;
+}
+
+std::string Format(const char* fmt, double a, double b, double c, double d) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+  return buf;
+}
+
+// Compute time of every worker (t.workers order) in every step, s. A
+// worker is (model stage w.pp, model DP rank w.dp) in both layouts.
+std::vector<std::vector<double>> WorkerComputePerStep(
+    const whatif::PreparedTrace& t) {
+  const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
+  std::map<std::pair<int32_t, size_t>, size_t> index;  // (stage, dp) -> k
+  for (size_t k = 0; k < t.workers.size(); ++k) {
+    index[{t.workers[k].pp, static_cast<size_t>(t.workers[k].dp)}] = k;
+  }
+  std::vector<std::vector<double>> out(t.workers.size(),
+                                       std::vector<double>(t.steps.size()));
+  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+    const graph::OpKey& k = t.model.keys[v];
+    // Forward and backward of an ops CSV; compute segments of a profiler
+    // trace.
+    if (!trace::IsCompute(k.type) && k.type != OpType::kCompute) continue;
+    for (size_t i = 0; i < inst; ++i) {
+      const auto it = index.find({k.stage, i % dp});
+      if (it != index.end()) out[it->second][i / dp] += t.cost[t.Slot(v, i)];
+    }
+  }
+  return out;
+}
+
+double MeanOf(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+// The topology's PP stage of every worker (t.workers order).
+std::vector<int32_t> StageOfWorkers(const whatif::PreparedTrace& t) {
+  std::vector<int32_t> stage;
+  for (size_t k = 0; k < t.workers.size(); ++k) {
+    stage.push_back(k < t.topology.places.size() ? t.topology.places[k].pp
+                                                 : t.workers[k].pp);
+  }
+  return stage;
+}
+
+// The DP rank with the highest un-fix slowdown in each step.
+std::vector<size_t> WorstDpPerStep(const whatif::WhatIfResult& r) {
+  std::vector<size_t> worst(r.steps.size(), 0);
+  const auto& per = r.by_dp_rank.per_step;
+  for (size_t s = 0; s < r.steps.size(); ++s) {
+    for (size_t d = 1; d < per.size(); ++d) {
+      if (per[d][s] > per[worst[s]][s]) worst[s] = d;
+    }
+  }
+  return worst;
+}
+
+double Pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  if (x.size() < 3) return 0;
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < x.size(); ++i) mx += x[i], my += y[i];
+  mx /= n, my /= n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0;
+}
+
+bool IsCommGroup(const std::string& g) {
+  return g != "forward-compute" && g != "backward-compute" &&
+         g != "optimizer" && g != "gc" && g != "compute";
+}
+
+// Global rank of the worker of instance `i` and stage `stage`.
+int32_t RankOf(const whatif::PreparedTrace& t, size_t i, int32_t stage) {
+  const size_t dp = static_cast<size_t>(t.dp);
+  return t.worker_rank[(i % dp) * static_cast<size_t>(t.pp) +
+                       static_cast<size_t>(stage)];
+}
+
+// The host gap at the start of each worker's step, s, [rank] -> per step:
+// the larger of the smallest launch delay of its root ops (those without a
+// dependency: a gap before the step's first op) and the launch delay of its
+// first compute (a gap after the step's opening collective, before the
+// first forward: the batch was not ready).
+std::map<int32_t, std::vector<double>> StepStartGaps(
+    const whatif::PreparedTrace& t) {
+  const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
+  constexpr double kUnset = std::numeric_limits<double>::max();
+  std::map<int32_t, std::vector<double>> root, first_start, first_delay;
+  for (const whatif::Worker& w : t.workers) {
+    root[w.rank].assign(t.steps.size(), kUnset);
+    first_start[w.rank].assign(t.steps.size(), kUnset);
+    first_delay[w.rank].assign(t.steps.size(), 0.0);
+  }
+  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+    const graph::OpKey& k = t.model.keys[v];
+    const bool roots = t.model.graph.num_deps(v) == 0;
+    const bool compute = trace::IsCompute(k.type) || k.type == OpType::kCompute;
+    if (!roots && !compute) continue;
+    for (size_t i = 0; i < inst; ++i) {
+      const int32_t rank = RankOf(t, i, k.stage);
+      const size_t step = i / dp;
+      const double delay = t.launch_delay[t.Slot(v, i)];
+      if (roots) root[rank][step] = std::min(root[rank][step], delay);
+      const double start = t.start[t.Slot(v, i)];
+      if (compute && start < first_start[rank][step]) {
+        first_start[rank][step] = start;
+        first_delay[rank][step] = delay;
+      }
+    }
+  }
+  for (auto& [rank, g] : root) {
+    for (size_t s = 0; s < g.size(); ++s) {
+      if (g[s] == kUnset) g[s] = 0;
+      g[s] = std::max(g[s], first_delay[rank][s]);
+    }
+  }
+  return root;
+}
+
+// The launch delays of at least 5 ms, summed over the trace, s.
+double HostDelay(const whatif::PreparedTrace& t) {
+  double total = 0;
+  for (float ld : t.launch_delay) {
+    if (ld >= 0.005f) total += ld;
+  }
+  return total;
+}
+
+// Host time the trace names ([worker * steps + step], s) as [rank] -> per
+// step.
+std::map<int32_t, std::vector<double>> NamedHostTime(
+    const whatif::PreparedTrace& t, const std::vector<float>& per_slot) {
+  std::map<int32_t, std::vector<double>> out;
+  const size_t steps = t.steps.size();
+  for (size_t k = 0; k < t.workers.size(); ++k) {
+    std::vector<double>& v = out[t.workers[k].rank];
+    for (size_t s = 0; s < steps; ++s) {
+      v.push_back(k * steps + s < per_slot.size() ? per_slot[k * steps + s]
+                                                  : 0);
+    }
+  }
+  return out;
+}
+
+double WorstWorkerShare(const whatif::WhatIfResult& r,
+                        const whatif::WorkerScore& w) {
+  const bool ranks = r.layout == whatif::Layout::kRanks;
+  const auto& per_step = ranks ? r.by_stage.per_step : r.by_dp_rank.per_step;
+  const auto mine = static_cast<size_t>(ranks ? w.pp : w.dp);
+  if (per_step.empty() || r.steps.empty() || mine >= per_step.size()) return 0;
+  size_t hits = 0;
+  for (size_t s = 0; s < r.steps.size(); ++s) {
+    size_t worst = 0;
+    for (size_t k = 1; k < per_step.size(); ++k) {
+      if (per_step[k][s] > per_step[worst][s]) worst = k;
+    }
+    hits += worst == mine;
+  }
+  return static_cast<double>(hits) / static_cast<double>(r.steps.size());
+}
+
+}  // namespace strag::diagnose
