@@ -3,6 +3,7 @@
 // share of the step.
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -51,15 +52,26 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
       ++per_step[i / dp];
     }
   }
-  std::vector<std::pair<double, int32_t>> order;  // longest total first
-  for (auto [rank, total_s] : per_rank) order.emplace_back(-total_s, rank);
+  // Ranks by the GC time the trace names on them, then by pause time (a
+  // rank that waits for another's GC pauses too, untraced).
+  std::map<int32_t, double> named_gc;
+  for (size_t k = 0; k < t.workers.size() && ranks; ++k) {
+    for (size_t st = 0; st < t.steps.size(); ++st) {
+      const size_t slot = k * t.steps.size() + st;
+      if (slot < t.gc_s.size()) named_gc[t.workers[k].rank] += t.gc_s[slot];
+    }
+  }
+  std::vector<std::tuple<double, double, int32_t>> order;  // most first
+  for (auto [rank, total_s] : per_rank) {
+    order.emplace_back(-named_gc[rank], -total_s, rank);
+  }
   std::sort(order.begin(), order.end());
-  for (auto [neg, rank] : order) f.ranks.push_back(rank);
+  for (auto [gc_neg, neg, rank] : order) f.ranks.push_back(rank);
   const double blocking = r.slowdown - 1, launch = r.launch_slowdown - 1;
   // Pauses matter when they are a real share of the step on the rank that
   // has most of them, and more so when a few ranks have most of them.
   const double step_s = MeanOf(r.step_t_observed);
-  const double top = order.empty() ? 0 : -order.front().first;
+  const double top = order.empty() ? 0 : per_rank[f.ranks.front()];
   const double share =
       step_s > 0 ? top / (step_s * static_cast<double>(t.steps.size())) : 0;
   const double concentration = total > 0 ? top / total : 0;
@@ -74,13 +86,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
     for (const auto& [step, x] : mine) hit += x >= 0.25 * worst;
     f.step_share =
         static_cast<double>(hit) / static_cast<double>(t.steps.size());
-    for (size_t k = 0; k < t.workers.size() && ranks; ++k) {
-      if (t.workers[k].rank != f.ranks.front()) continue;
-      for (size_t s = 0; s < t.steps.size(); ++s) {
-        const size_t slot = k * t.steps.size() + s;
-        if (slot < t.gc_s.size()) gc += t.gc_s[slot];
-      }
-    }
+    gc = named_gc[f.ranks.front()];
   }
   if (pauses > 0) {
     // ... and when the host delays cost the job a real share of its time
