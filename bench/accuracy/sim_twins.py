@@ -49,22 +49,17 @@ def random_spec(rng, k):
         "noise: {dist: lognormal, sigma: 0.03}}",
         "comm: {p2p_ms: 0.3, dp_allgather_ms: 2, dp_reducescatter_ms: 3}",
     ]
-    if kind == "slow_worker":
-        factor = rng.choice([1.3, 1.6, 2.0])
-        lines += ["stragglers:",
-                  f"  - {{kind: slow_worker, rank: {rank}, factor: {factor}}}"]
-    elif kind == "gc_pause":
-        lines += ["stragglers:",
-                  f"  - {{kind: gc_pause, rank: {rank}, rate_per_step: 0.5, "
-                  "pause_ms: 40}"]
-    elif kind == "slow_link":
-        node = rank // 8
-        lines += ["stragglers:",
-                  f"  - {{kind: slow_link, node: {node}, factor: 3.0}}"]
-    elif kind == "dataloader_stall":
-        lines += ["stragglers:",
-                  f"  - {{kind: dataloader_stall, rank: {rank}, "
-                  "probability: 1.0, stall_ms: 30}"]
+    straggler = {
+        "slow_worker": f"{{kind: slow_worker, rank: {rank}, "
+                       f"factor: {rng.choice([1.3, 1.6, 2.0])}}}",
+        "gc_pause": f"{{kind: gc_pause, rank: {rank}, rate_per_step: 0.5, "
+                    "pause_ms: 40}",
+        "slow_link": f"{{kind: slow_link, node: {rank // 8}, factor: 3.0}}",
+        "dataloader_stall": f"{{kind: dataloader_stall, rank: {rank}, "
+                            "probability: 1.0, stall_ms: 30}",
+    }.get(kind)
+    if straggler:
+        lines += ["stragglers:", "  - " + straggler]
     return f"random-{k:02d}-{kind}", "\n".join(lines) + "\n"
 
 
