@@ -184,6 +184,7 @@ void NoteClock(const graph::GenericModel& model, report::InputNotes* notes) {
   notes->clock.residual_max_us = static_cast<double>(c.residual_max_ns) * 1e-3;
   notes->clock.residual_p99_us = static_cast<double>(c.residual_p99_ns) * 1e-3;
   notes->clock.collectives = c.collectives;
+  notes->clock.kept_raw = c.kept_raw;
   for (const std::string& w : model.warnings) notes->warnings.push_back(w);
   const graph::GenericCounters& n = model.counters;
   if (n.ops_outside_steps > 0) {

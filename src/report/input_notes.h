@@ -20,6 +20,9 @@ struct ClockNotes {
   double residual_max_us = 0;  // |aligned end - collective's end|, max
   double residual_p99_us = 0;
   int64_t collectives = 0;     // matched collectives the offsets rest on
+  // Absolute clocks, causal as written: not aligned (offsets 0); the
+  // residuals are the collectives' end-time spread.
+  bool kept_raw = false;
 };
 
 struct InputNotes {

@@ -69,6 +69,9 @@ struct RankTrace {
   int32_t rank = -1;
   int32_t world_size = 0;
   std::string backend;    // "nccl", "gloo", ... (may be empty)
+  // Timestamps on a wall clock (baseTimeNanoseconds applied, or epoch-scale
+  // times), so that ranks' clocks are comparable as written.
+  bool absolute_clock = false;
   bool cpu_only = false;  // ops are CPU ops on threads, not GPU kernels
   std::vector<ProcessGroupInfo> groups;
   std::vector<StepSpan> steps;  // sorted by start

@@ -85,6 +85,9 @@ class KinetoCliTest(unittest.TestCase):
         self.assertEqual(truth["world_size"], 64)
         code, err, result = self.analyze(folder)
         self.assertEqual(code, 0, err)
+        # Offsets make collectives end before their last member starts:
+        # the clocks are aligned, not kept (issue 9).
+        self.assertFalse(result["input"]["clock"]["kept_raw"])
         found = {int(k): v for k, v in result["input"]["clock"]["offset_ns"].items()}
         injected = {r["rank"]: r["clock_offset_ns"] for r in truth["ranks"]}
         self.assertEqual(sorted(found), sorted(injected))
@@ -146,6 +149,8 @@ class KinetoCliTest(unittest.TestCase):
                 self.assertLessEqual(report["utilization"], 1.0)
             self.assertEqual(generic["input"]["layout"],
                              "p2p chains: 4 pipeline(s) of 4 stages")
+            # Absolute clocks (baseTimeNanoseconds), causal as written: kept.
+            self.assertTrue(generic["input"]["clock"]["kept_raw"])
             ratio = generic["slowdown"] / megatron["slowdown"]
             print(f"slow rank {rank}: S ops CSV {megatron['slowdown']:.4f}, "
                   f"Kineto {generic['slowdown']:.4f}, true {want['slowdown']:.4f}",

@@ -68,6 +68,10 @@ struct ClockAlignment {
   int64_t residual_p99_ns = 0;
   int32_t iterations = 0;
   bool converged = true;
+  // Offsets left at 0: every trace has an absolute clock and every matched
+  // collective is causal as written (its earliest end after its latest
+  // start); the residuals are then the collectives' end-time spread.
+  bool kept_raw = false;
   double last_change_ns = 0;  // largest offset move in the last round
 };
 

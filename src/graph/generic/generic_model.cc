@@ -2,6 +2,8 @@
 #include "graph/generic/generic_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -9,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/median.h"
 #include "graph/generic/collective_matching.h"
 #include "graph/generic/generic_graph.h"
 #include "graph/generic/group_catalog.h"
@@ -330,6 +333,35 @@ void Builder::WarnComm(const MatchedComm& m,
                " has no trace; its comms are kept with the members present");
 }
 
+// Offsets 0 (clocks kept as written); the residuals are each collective's
+// end-time spread around its median end.
+ClockAlignment KeptRaw(size_t n, const CollectiveEnds& ends) {
+  ClockAlignment c;
+  c.offset_ns.assign(n, 0);
+  c.anchor.assign(n, 0);
+  c.collectives_of_rank.assign(n, 0);
+  c.collectives = static_cast<int64_t>(ends.size());
+  c.kept_raw = true;
+  std::vector<int64_t> residuals;
+  for (size_t k = 0; k < ends.size(); ++k) {
+    std::vector<double> e;
+    for (uint32_t i = ends.begin[k]; i < ends.begin[k + 1]; ++i) {
+      // Relative to the first member: absolute ns do not fit a double.
+      e.push_back(static_cast<double>(ends.end_ns[i] - ends.end_ns[ends.begin[k]]));
+      ++c.collectives_of_rank[static_cast<size_t>(ends.rank[i])];
+    }
+    std::vector<double> sorted = e;
+    const double median = Median(&sorted);
+    for (double x : e) residuals.push_back(std::llround(std::abs(x - median)));
+  }
+  std::sort(residuals.begin(), residuals.end());
+  if (!residuals.empty()) {
+    c.residual_max_ns = residuals.back();
+    c.residual_p99_ns = residuals[(residuals.size() - 1) * 99 / 100];
+  }
+  return c;
+}
+
 // Offsets from the matched collectives of the kept steps.
 void Builder::Align() {
   const size_t n = traces_.size();
@@ -340,14 +372,30 @@ void Builder::Align() {
     return;
   }
   CollectiveEnds ends;
+  // Absolute clocks that every collective finds causal are kept as written:
+  // alignment would only turn the collectives' end spread into offsets.
+  bool causal = std::all_of(traces_.begin(), traces_.end(),
+                            [](const trace::RankTrace* t) {
+                              return t->absolute_clock;
+                            });
   for (size_t s : kept_) {
     for (const MatchedComm& m : steps_[s].matching) {
       if (m.members.size() < 2) continue;
+      int64_t latest_start = std::numeric_limits<int64_t>::min();
+      int64_t earliest_end = std::numeric_limits<int64_t>::max();
       for (const auto& [r, v] : m.members) {
-        ends.Add(r, steps_[s].nodes[static_cast<size_t>(r)][v].end_ns);
+        const LocalNode& node = steps_[s].nodes[static_cast<size_t>(r)][v];
+        ends.Add(r, node.end_ns);
+        latest_start = std::max(latest_start, node.start_ns);
+        earliest_end = std::min(earliest_end, node.end_ns);
       }
+      causal &= earliest_end >= latest_start;
       ends.Close();
     }
+  }
+  if (causal && ends.size() > 0) {
+    model_.clock = KeptRaw(n, ends);
+    return;
   }
   model_.clock = AlignClocks(n, ends, options_.clock);
   for (const std::string& w : ClockWarnings(model_.clock, model_.ranks)) {

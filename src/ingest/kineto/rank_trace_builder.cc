@@ -454,6 +454,11 @@ Result<trace::RankTrace> RankTraceBuilder::Finish(const KinetoMetadata& meta,
                                                      : a.id < b.id;
                    });
   if (meta.has_base_time) ApplyBaseTime(meta.base_time_ns);
+  // Epoch-scale times (after 1973) are a wall clock too.
+  constexpr int64_t kEpochScaleNs = int64_t{100'000'000} * 1'000'000'000;
+  out.absolute_clock =
+      meta.has_base_time ||
+      (!out.steps.empty() && out.steps.front().start_ns >= kEpochScaleNs);
   CompactNames();
   return std::move(records_.out);
 }

@@ -158,6 +158,8 @@ void WriteInput(JsonWriter* w, const InputNotes& in) {
   w->Key("clock");
   w->BeginObject();
   w->FieldInt("collectives", in.clock.collectives);
+  w->Key("kept_raw");
+  w->Bool(in.clock.kept_raw);
   w->Field("residual_max_us", in.clock.residual_max_us);
   w->Field("residual_p99_us", in.clock.residual_p99_us);
   w->Key("offset_ns");

@@ -127,7 +127,14 @@ void Input(std::string* out, const InputNotes& in) {
   *out += "\n";
   if (!in.layout.empty()) *out += "  layout: " + in.layout + "\n";
   const ClockNotes& c = in.clock;
-  if (!c.offset_ns.empty()) {
+  if (!c.offset_ns.empty() && c.kept_raw) {
+    *out += StrFormat(
+        "  clocks: kept as written (absolute, and each of %lld collectives "
+        "ends after its last member starts); end spread max %.1f us "
+        "(p99 %.1f us)\n",
+        static_cast<long long>(c.collectives), c.residual_max_us,
+        c.residual_p99_us);
+  } else if (!c.offset_ns.empty()) {
     *out += StrFormat(
         "  clocks: aligned on %lld collectives, offsets up to %.3f ms, "
         "residual max %.1f us (p99 %.1f us)\n",
