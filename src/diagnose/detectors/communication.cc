@@ -22,7 +22,13 @@ Finding DetectCommunication(const whatif::WhatIfResult& r) {
       compute = std::max(compute, excess);
     }
   }
-  f.confidence = comm > 0.01 ? Clamp01(comm / (comm + compute)) : 0;
+  // A real excess: the worst communication type costs more than noise
+  // (kCommNoise of the ideal step; full weight from 5% above it).
+  constexpr double kCommNoise = 0.02;
+  f.confidence = comm > kCommNoise
+                     ? Clamp01(comm / (comm + compute)) *
+                           Clamp01((comm - kCommNoise) / 0.05)
+                     : 0;
   f.evidence =
       "the slowest communication type is " +
       (worst.empty() ? std::string("none") : worst) +

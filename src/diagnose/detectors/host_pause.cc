@@ -21,7 +21,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   // 5% of the step time on the rank with the most.
   constexpr float kPauseS = 0.005f;
   constexpr double kPauseShare = 0.05;
-  constexpr double kJobShare = 0.10;
+  constexpr double kJobShare = 0.15;
   size_t pauses = 0;
   double total = 0, longest = 0;
   std::map<int32_t, double> per_rank;  // total pause, s
