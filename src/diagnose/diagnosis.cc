@@ -89,6 +89,23 @@ std::string Scope(const whatif::PreparedTrace& t, const Straggler& s,
          ", " + node;
 }
 
+// The worker the probable finding names: for host delays the first of its
+// ranks (ordered by their evidence), else the worst-scored of its ranks
+// (the ranks of a heavy stage; r.workers is sorted worst first), else the
+// worst worker.
+whatif::WorkerScore NamedWorker(const whatif::WhatIfResult& r,
+                                const Finding& f) {
+  const bool host =
+      f.cause == Cause::kDataLoading || f.cause == Cause::kHostPause;
+  for (const whatif::WorkerScore& x : r.workers) {
+    const bool named = host ? !f.ranks.empty() && x.rank == f.ranks.front()
+                            : std::find(f.ranks.begin(), f.ranks.end(),
+                                        x.rank) != f.ranks.end();
+    if (named) return x;
+  }
+  return r.workers.front();
+}
+
 }  // namespace
 
 std::string_view CauseName(Cause cause) {
@@ -152,28 +169,7 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
                          : "host-side launch delays";
   // Without a probable cause the slowest worker is noise: none is named.
   if (!r.workers.empty() && d.probable_cause != Cause::kNone) {
-    whatif::WorkerScore w = r.workers.front();
-    // When host delays dominate, the straggler is the rank they name.
-    const Finding* host =
-        d.probable_cause == Cause::kNone ? nullptr : &d.findings.front();
-    const bool by_host = host && !host->ranks.empty() &&
-                         (host->cause == Cause::kDataLoading ||
-                          host->cause == Cause::kHostPause);
-    if (by_host) {
-      for (const whatif::WorkerScore& x : r.workers) {
-        if (x.rank == host->ranks.front()) w = x;
-      }
-    } else if (host && !host->ranks.empty()) {
-      // The worst-scored worker among those the cause names (the ranks of
-      // a heavy stage); r.workers is sorted worst first.
-      for (const whatif::WorkerScore& x : r.workers) {
-        if (std::find(host->ranks.begin(), host->ranks.end(), x.rank) !=
-            host->ranks.end()) {
-          w = x;
-          break;
-        }
-      }
-    }
+    const whatif::WorkerScore w = NamedWorker(r, d.findings.front());
     const trace::RankPlace* place = t.topology.Find(w.rank);
     d.largest_straggler = {w.rank, place ? place->dp : w.dp,
                            place ? place->pp : w.pp, 0,
