@@ -92,7 +92,10 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
     // ... and when the host delays cost the job a real share of its time
     // (a launch slowdown of kJobShare; scheduling noise costs a few %).
     f.confidence = Clamp01(launch / std::max(launch + blocking, 1e-9) * 1.5) *
-                   Clamp01(share / kPauseShare) *
+                   // On one rank, or across the job (unsynchronised GC at
+                   // scale: each rank pauses rarely, some rank every step).
+                   std::max(Clamp01(share / kPauseShare),
+                            Clamp01(launch / kJobShare)) *
                    (0.5 + 0.5 * Clamp01(concentration / 0.5)) *
                    Clamp01(launch / kJobShare);
     // The trace names the pause (gc.collect on that rank, a real share of
