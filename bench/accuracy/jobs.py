@@ -51,7 +51,8 @@ class Case:
     world: int
     ranks: List[int]
     cause: str
-    persistence: Optional[str]  # persistent | transient | None (healthy)
+    persistence: Optional[str]  # persistent | transient | None (healthy,
+    #                             or computed from the data: seqlen)
     seed: int
     opts: dict = field(default_factory=dict)
     about: str = ""
@@ -90,10 +91,11 @@ def _cases():
              about="rank 1 runs gc.collect() mid-step every step, inside "
                    "record_function('gc.collect')"))
     add(Case("seqlen-4", "seqlen", 4, None, "sequence_length_imbalance",
-             "transient", 110,
+             None, 110, {"long_rank": 1, "long_share": 0.4},
              about="embedding + attention + MLP; each rank's sequence "
-                   "length is drawn per step (64-512 tokens, steps of 16), "
-                   "record_shapes=True"))
+                   "length is drawn per step (64-512 tokens, steps of 16; "
+                   "rank 1's shard holds long documents: 400-512 in 40% "
+                   "of its steps), record_shapes=True"))
     add(Case("pp2-gpipe-heavy-last", "pipeline", 2, [1], "stage_imbalance",
              "persistent", 111, {"stages": 2, "order": "gpipe", "p2p": "sync",
                                  "heavy": "last"},
@@ -145,12 +147,25 @@ CASES = _cases()
 SEQ_CHOICES = tuple(range(64, 513, 16))  # few ties between ranks
 
 
-def seq_lengths(seed, world, steps):
-    """lengths[rank][step] for every step the job runs."""
+LONG_CHOICES = SEQ_CHOICES[-8:]  # 400-512 tokens
+
+
+def seq_lengths(seed, world, steps, long_rank=None, long_share=0.0):
+    """lengths[rank][step] for every step the job runs. Uniform draws leave
+    no rank the straggler (who holds the longest sequence is a tie of
+    near-ties), so `long_rank`'s shard holds long documents: in a share
+    `long_share` of its steps its length is drawn from the longest choices
+    (a skewed data shard; the slowest rank still moves)."""
     import random
     rnd = random.Random(seed)
-    return [[rnd.choice(SEQ_CHOICES) for _ in range(steps)]
-            for _ in range(world)]
+    out = []
+    for rank in range(world):
+        row = []
+        for _ in range(steps):
+            long = rank == long_rank and rnd.random() < long_share
+            row.append(rnd.choice(LONG_CHOICES if long else SEQ_CHOICES))
+        out.append(row)
+    return out
 
 
 def seqlen_truth_ranks(lengths, active_steps):
@@ -346,8 +361,10 @@ class SeqLenJob:
 
         self.model = DDP(Block())
         self.opt = torch.optim.SGD(self.model.parameters(), lr=0.01)
-        self.lengths = seq_lengths(ctx.case.seed, ctx.case.world,
-                                   ctx.n_steps)[ctx.rank]
+        self.lengths = seq_lengths(
+            ctx.case.seed, ctx.case.world, ctx.n_steps,
+            ctx.case.opts.get("long_rank"),
+            ctx.case.opts.get("long_share", 0.0))[ctx.rank]
         gen = torch.Generator().manual_seed(ctx.case.seed * 100 + ctx.rank)
         data = [torch.randint(0, self.VOCAB, (self.BATCH, s + 1),
                               generator=gen) for s in self.lengths]
@@ -622,10 +639,16 @@ def truth_of(case, seed=None):
          "schedule": schedule_args(case), "about": case.about,
          "opts": case.opts}
     if case.kind == "seqlen":
-        lengths = seq_lengths(case.seed, case.world, PRE_STEPS + total)
+        lengths = seq_lengths(case.seed, case.world, PRE_STEPS + total,
+                              case.opts.get("long_rank"),
+                              case.opts.get("long_share", 0.0))
         act = [PRE_STEPS + s for s in active]
         ranks, wins = seqlen_truth_ranks(lengths, act)
         t["straggler_ranks"] = ranks
+        # Persistent when the straggler holds the longest sequence in at
+        # least half the steps (strag's rule for a finding's step share).
+        t["persistence"] = ("persistent" if 2 * max(wins) >= len(act)
+                            else "transient")
         t["longest_sequence_steps_per_rank"] = wins
         t["seq_lengths_active"] = [[r[s] for s in act] for r in lengths]
     if case.kind == "pipeline":

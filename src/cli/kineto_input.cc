@@ -12,6 +12,7 @@
 #include "base/parallel_for.h"
 #include "graph/generic/generic_model.h"
 #include "graph/generic/host_time.h"
+#include "graph/generic/input_size.h"
 #include "graph/generic/p2p_peers.h"
 #include "graph/generic/warmup_steps.h"
 #include "ingest/kineto/kineto_file.h"
@@ -295,6 +296,7 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
   }
   job.notes.layout = inferred.topology.source;
   const graph::HostTime host = graph::MeasureHostTime(ranks, model);
+  graph::InputSize input = graph::MeasureInputSize(ranks, model);
   ASSIGN_OR_RETURN(job.prepared,
                    whatif::PrepareGenericTrace(std::move(model),
                                                std::move(inferred.topology)));
@@ -306,6 +308,8 @@ Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
     job.prepared.gc_s.push_back(
         static_cast<float>(1e-9 * static_cast<double>(ns)));
   }
+  job.prepared.input_size.assign(input.per_step.begin(), input.per_step.end());
+  job.prepared.input_size_source = std::move(input.source);
   return job;
 }
 

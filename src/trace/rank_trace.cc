@@ -56,6 +56,14 @@ bool MergeRankTraces(RankTrace&& from, RankTrace* into) {
                    });
   into->host_spans.insert(into->host_spans.end(), from.host_spans.begin(),
                           from.host_spans.end());
+  const auto numel_base = static_cast<uint32_t>(into->input_numels.size());
+  for (InputShape shape : from.input_shapes) {
+    shape.name += name_base;
+    shape.first += numel_base;
+    into->input_shapes.push_back(shape);
+  }
+  into->input_numels.insert(into->input_numels.end(),
+                            from.input_numels.begin(), from.input_numels.end());
   into->world_size = std::max(into->world_size, from.world_size);
   into->events += from.events;
   for (auto& [why, n] : from.skipped) {

@@ -50,6 +50,17 @@ struct HostSpan {
   int64_t end_ns = 0;
 };
 
+// The input sizes of one CPU op, as the profiler recorded them with
+// `record_shapes` (`args["Input Dims"]`): the element count of each input,
+// in order, in RankTrace::input_numels[first, first + count); -1 for an
+// input without a shape (a scalar, a list, None).
+struct InputShape {
+  int64_t start_ns = 0;  // own clock
+  uint32_t name = 0;     // into RankTrace::names
+  uint32_t first = 0;
+  uint32_t count = 0;
+};
+
 // What the trace says about one communication op. -1 / empty = unknown.
 struct CommOp {
   OpType kind = OpType::kOtherComm;  // one of the generic comm types
@@ -86,6 +97,9 @@ struct RankTrace {
   std::vector<std::string> names;  // interned op names
   std::vector<CommOp> comms;
   std::vector<HostSpan> host_spans;  // named host work, any order
+  // Input sizes of CPU ops (record_shapes), any order; empty without them.
+  std::vector<InputShape> input_shapes;
+  std::vector<int64_t> input_numels;
 
   // Events read, and what was skipped and why (counted, never fatal), e.g.
   // {"unknown category 'foo'", 12}; and messages about what is missing.

@@ -68,6 +68,11 @@ struct PreparedTrace {
   // trace names no such work.
   std::vector<float> data_loading_s;
   std::vector<float> gc_s;
+  // Input size per [worker index * steps + step] (elements of the recorded
+  // input that grows with the tokens, graph/generic/input_size.h), and
+  // where it was read; empty when the trace records no varying shapes.
+  std::vector<float> input_size;
+  std::string input_size_source;
 
   size_t num_nodes() const { return model.keys.size(); }
   size_t num_instances() const {

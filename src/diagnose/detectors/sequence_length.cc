@@ -53,6 +53,7 @@ Finding DetectMovingCompute(const whatif::PreparedTrace& t,
   f.confidence = 0.7 * Clamp01((spread - 0.10) / 0.20) * Clamp01(moves / 0.5) *
                  Clamp01((r.slowdown - 1) / 0.05);
   f.ranks.push_back(t.workers[top_worker].rank);
+  f.step_share = static_cast<double>(top) / static_cast<double>(steps);
   f.evidence = Format(
       "the slowest rank of a stage computes %.0f%% more than the stage's "
       "median rank on average per step, and a different rank is the slowest "
@@ -62,11 +63,76 @@ Finding DetectMovingCompute(const whatif::PreparedTrace& t,
   return f;
 }
 
+// With recorded shapes (record_shapes): the input size of every worker and
+// step. Sequence-length imbalance is compute that follows the input: input
+// size and compute time correlate across (worker, step), and the ranks of a
+// stage hold different amounts of input. The straggler named is the worker
+// that holds the most input of its stage in the most steps (then the most
+// input in all); its share of steps is the finding's persistence.
+Finding DetectFromInputSize(const whatif::PreparedTrace& t,
+                            const whatif::WhatIfResult& r) {
+  Finding f{Cause::kSequenceLengthImbalance, 0, {}, ""};
+  const auto work = WorkerComputePerStep(t);
+  const std::vector<int32_t> stage_of = StageOfWorkers(t);
+  const size_t steps = t.steps.size();
+  auto size_of = [&](size_t k, size_t s) {
+    return static_cast<double>(t.input_size[k * steps + s]);
+  };
+  std::vector<double> x, y;
+  std::vector<size_t> wins(work.size(), 0);
+  std::vector<double> total(work.size(), 0);
+  double spread = 0;  // mean over steps of the largest input over its median
+  for (size_t s = 0; s < steps; ++s) {
+    std::map<int32_t, std::vector<double>> by_stage;
+    for (size_t k = 0; k < work.size(); ++k) {
+      by_stage[stage_of[k]].push_back(size_of(k, s));
+      x.push_back(size_of(k, s));
+      y.push_back(work[k][s]);
+      total[k] += size_of(k, s);
+    }
+    double top = 0;
+    for (auto& [stage, v] : by_stage) {
+      const double most = *std::max_element(v.begin(), v.end());
+      const double median = Median(&v);
+      if (median > 0) top = std::max(top, most / median - 1);
+      for (size_t k = 0; k < work.size(); ++k) {
+        if (stage_of[k] == stage && size_of(k, s) == most) ++wins[k];
+      }
+    }
+    spread += top / static_cast<double>(steps);
+  }
+  size_t named = 0;
+  for (size_t k = 1; k < work.size(); ++k) {
+    if (wins[k] > wins[named] ||
+        (wins[k] == wins[named] && total[k] > total[named])) {
+      named = k;
+    }
+  }
+  const double corr = Pearson(x, y);
+  f.confidence = Clamp01((corr - 0.5) / 0.3) *
+                 Clamp01((spread - 0.05) / 0.15) *
+                 Clamp01((r.slowdown - 1) / 0.05);
+  f.ranks.push_back(t.workers[named].rank);
+  f.step_share = static_cast<double>(wins[named]) / static_cast<double>(steps);
+  f.evidence = Format(
+      "compute time follows the recorded input size (Pearson r = %.2f over "
+      "ranks and steps); the largest input of a stage is %.0f%% over the "
+      "stage's median on average per step, and the rank named holds the "
+      "largest in %.0f%% of the steps",
+      corr, 100 * spread, 100 * f.step_share);
+  f.evidence += " (input size: " + t.input_size_source + ")";
+  return f;
+}
+
 }  // namespace
 
 Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
                                       const whatif::WhatIfResult& r) {
-  if (t.layout == whatif::Layout::kRanks) return DetectMovingCompute(t, r);
+  if (t.layout == whatif::Layout::kRanks) {
+    const bool sized = t.steps.size() >= 2 && t.workers.size() >= 2 &&
+                       t.input_size.size() == t.workers.size() * t.steps.size();
+    return sized ? DetectFromInputSize(t, r) : DetectMovingCompute(t, r);
+  }
   Finding f{Cause::kSequenceLengthImbalance, 0, {}, ""};
   const size_t inst = t.num_instances();
   double best_r = 0;

@@ -107,6 +107,49 @@ void GetRanks(od::value& value, CommArgs* comm) {
   comm->has_ranks = true;
 }
 
+// The element count of one entry of "Input Dims": the product of its
+// dims (saturating at 2^62); -1 when it is not a list of integers or is
+// empty (a scalar, None, a list of tensors). Only invalid JSON is an error:
+// on-demand iteration must not go on past one.
+error_code Numel(od::value& value, int64_t* out) {
+  *out = -1;
+  od::array dims;
+  if (value.get_array().get(dims) != SUCCESS) return SUCCESS;  // not a list
+  constexpr int64_t kCap = int64_t{1} << 62;
+  int64_t numel = 1;
+  bool any = false, integers = true;
+  for (auto element : dims) {
+    od::value v;
+    if (const error_code e = std::move(element).get(v); e != SUCCESS) return e;
+    int64_t d = 0;
+    if (!GetInteger(v, &d) || d < 0) {
+      integers = false;  // skipped unread by the next iteration
+      continue;
+    }
+    any = true;
+    numel = d != 0 && numel > kCap / d ? kCap : numel * d;
+  }
+  if (any && integers) *out = numel;
+  return SUCCESS;
+}
+
+// "Input Dims": [[2, 128], [], [50304, 768], ...].
+error_code GetInputDims(od::value& value, KinetoEvent* ev) {
+  od::array inputs;
+  if (value.get_array().get(inputs) != SUCCESS) return SUCCESS;
+  for (auto element : inputs) {
+    od::value v;
+    int64_t numel = -1;
+    if (error_code e = std::move(element).get(v); e != SUCCESS) return e;
+    if (const error_code e = Numel(v, &numel); e != SUCCESS) return e;
+    if (ev->input_numels.size() < kMaxInputs) {
+      ev->input_numels.push_back(numel);
+    }
+  }
+  ev->has_input_dims = true;
+  return SUCCESS;
+}
+
 // The args the reader uses; the others are skipped unread.
 error_code ReadArgs(od::value& value, KinetoEvent* ev) {
   od::object args;
@@ -141,7 +184,11 @@ error_code ReadArgs(od::value& value, KinetoEvent* ev) {
         if (KeyIs(key, "Collective name")) GetString(v, &comm.collective);
         break;
       case 'I':
-        if (KeyIs(key, "In msg nelems")) GetInteger(v, &comm.in_nelems);
+        if (KeyIs(key, "In msg nelems")) {
+          GetInteger(v, &comm.in_nelems);
+        } else if (KeyIs(key, "Input Dims")) {
+          if (const error_code e = GetInputDims(v, ev); e != SUCCESS) return e;
+        }
         break;
       case 'O':
         if (KeyIs(key, "Out msg nelems")) GetInteger(v, &comm.out_nelems);
@@ -290,7 +337,7 @@ struct EventParser::Impl {
     static thread_local od::parser parser;
     return parser;
   }
-  KinetoEvent event;  // reused: its vector keeps its capacity
+  KinetoEvent event;  // reused: its vectors keep their capacity
 
   // Parses the elements `spans` of data[0, size) (spans relative to data),
   // handing those from index `add_from` on to `consumer`. `*done`:
@@ -327,9 +374,12 @@ struct EventParser::Impl {
 
   static void Reset(KinetoEvent* ev) {
     std::vector<int32_t> ranks = std::move(ev->comm.group_ranks);
+    std::vector<int64_t> numels = std::move(ev->input_numels);
     ranks.clear();
+    numels.clear();
     *ev = KinetoEvent();
     ev->comm.group_ranks = std::move(ranks);
+    ev->input_numels = std::move(numels);
   }
 };
 

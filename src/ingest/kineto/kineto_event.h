@@ -69,7 +69,12 @@ struct KinetoEvent {
   bool has_correlation = false;
   int64_t correlation = 0;
   CommArgs comm;
+  // "Input Dims" (record_shapes): the element count of each input, -1 for
+  // one without a shape; at most kMaxInputs inputs are kept.
+  bool has_input_dims = false;
+  std::vector<int64_t> input_numels;
 };
+inline constexpr size_t kMaxInputs = 16;
 
 // Receives the parsed events of a batch, in order.
 class EventConsumer {

@@ -373,6 +373,33 @@ TEST(KinetoParserTest, SendRecvPeersAndTruncatedRankLists) {
   EXPECT_EQ(recv.group_size, 3);  // from the group's ranks
 }
 
+// record_shapes: "Input Dims" of CPU ops become element counts (-1 for an
+// input without a shape), on the rank's clock (baseTimeNanoseconds added),
+// with their op's name kept although no row uses it.
+TEST(KinetoParserTest, InputDimsOfCpuOps) {
+  const char* json = R"js({"baseTimeNanoseconds": 1000000,
+  "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::embedding", "pid": 1, "tid": 1, "ts": 5, "dur": 10, "args": {"External id": 4, "Input Dims": [[50304, 768], [2, 384], [], [[1, 2], [3]]], "Input type": ["float", "long int", "Scalar", "TensorList"]}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 20, "dur": 1, "args": {"Input Dims": [[4611686018427387904, 4]]}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::zeros", "pid": 1, "tid": 1, "ts": 22, "dur": 1, "args": {"Input Dims": []}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 6, "dur": 2, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 30, "dur": 5, "args": {"stream": 7, "correlation": 1}}
+  ]})js";
+  const trace::RankTrace t = ParseOk(json, "rank0.json");
+  ASSERT_EQ(t.input_shapes.size(), 3u);
+  const trace::InputShape& e = t.input_shapes[0];
+  EXPECT_EQ(t.names[e.name], "aten::embedding");
+  EXPECT_EQ(e.start_ns, 5'000 + 1'000'000);
+  ASSERT_EQ(e.count, 4u);
+  EXPECT_EQ(std::vector<int64_t>(t.input_numels.begin() + e.first,
+                                 t.input_numels.begin() + e.first + e.count),
+            (std::vector<int64_t>{50304 * 768, 768, -1, -1}));
+  EXPECT_EQ(t.input_numels[t.input_shapes[1].first], int64_t{1} << 62);
+  EXPECT_EQ(t.input_shapes[2].count, 0u);
+  EXPECT_EQ(t.names[t.name[0]], "gemm");
+}
+
 TEST(KinetoParserTest, SyntheticTraceCounts) {
   kineto::SyntheticTraceSpec spec;
   kineto::SyntheticTraceCounts counts;

@@ -266,6 +266,19 @@ inline std::string RankTraceDifference(const trace::RankTrace& a,
   if (a.stream != b.stream || a.comm != b.comm) return "stream / comm";
   if (a.name != b.name || a.names != b.names) return "names";
   if (!same_comms()) return "comms";
+  const auto same_shapes = [&] {
+    if (a.input_shapes.size() != b.input_shapes.size()) return false;
+    for (size_t i = 0; i < a.input_shapes.size(); ++i) {
+      const trace::InputShape& x = a.input_shapes[i];
+      const trace::InputShape& y = b.input_shapes[i];
+      if (x.start_ns != y.start_ns || x.name != y.name || x.first != y.first ||
+          x.count != y.count) {
+        return false;
+      }
+    }
+    return a.input_numels == b.input_numels;
+  };
+  if (!same_shapes()) return "input shapes";
   if (a.events != b.events || a.skipped != b.skipped) return "skipped";
   if (a.warnings != b.warnings) return "warnings";
   return "";

@@ -152,6 +152,7 @@ bool RankTraceBuilder::NeedsArgs(std::string_view ph, std::string_view cat,
   probe.cat = cat;
   const Category category = CategoryOf(probe);
   return category == Category::kGpuOp || category == Category::kLaunch ||
+         category == Category::kCpuOp ||  // "Input Dims" (record_shapes)
          CpuCommFamilyOf(name) != CpuCommFamily::kNone;
 }
 
@@ -340,6 +341,23 @@ void RankTraceBuilder::AddGpuOp(const KinetoEvent& event, int64_t ts,
   }
 }
 
+// At most kMaxInputShapes ops per rank: shapes feed a per-step token
+// measure, which the first few million ops of a rank settle.
+void RankTraceBuilder::AddInputShape(const KinetoEvent& event, int64_t ts) {
+  constexpr size_t kMaxInputShapes = size_t{1} << 22;
+  trace::RankTrace& out = records_.out;
+  if (out.input_shapes.size() >= kMaxInputShapes) {
+    records_.Skip("Input Dims beyond the first 4,194,304 ops (not read)");
+    return;
+  }
+  out.input_shapes.push_back(
+      {ts, records_.Intern(event.name),
+       static_cast<uint32_t>(out.input_numels.size()),
+       static_cast<uint32_t>(event.input_numels.size())});
+  out.input_numels.insert(out.input_numels.end(), event.input_numels.begin(),
+                          event.input_numels.end());
+}
+
 void RankTraceBuilder::AddCpuSide(const KinetoEvent& event, bool is_cpu_op,
                                   int64_t ts, int64_t end) {
   const ThreadKey thread = ThreadOf(event);
@@ -359,6 +377,7 @@ void RankTraceBuilder::AddCpuSide(const KinetoEvent& event, bool is_cpu_op,
     if (family == CpuCommFamily::kGloo) ++gloo_ops_;
   } else if (is_cpu_op) {
     ++records_.cpu_plain;
+    if (event.has_input_dims) AddInputShape(event, ts);
   } else {
     ++annotations_;
     AddHostSpan(event);
@@ -516,24 +535,30 @@ void RankTraceBuilder::ApplyBaseTime(int64_t base_ns) {
     ok = shift(&span.start_ns) && ok;
     ok = shift(&span.end_ns) && ok;
   }
+  for (trace::InputShape& shape : out.input_shapes) {
+    ok = shift(&shape.start_ns) && ok;
+  }
   if (!ok) {
     out.warnings.push_back(records_.source +
                            ": baseTimeNanoseconds overflows some timestamps");
   }
 }
 
-// Keeps only the names of rows, in order of first use by a row.
+// Keeps only the names of rows, in order of first use by a row, then
+// those of input shapes.
 void RankTraceBuilder::CompactNames() {
   trace::RankTrace& out = records_.out;
   std::vector<int64_t> remap(out.names.size(), -1);
   std::vector<std::string> names;
-  for (uint32_t& name : out.name) {
-    if (remap[name] < 0) {
-      remap[name] = static_cast<int64_t>(names.size());
-      names.push_back(std::move(out.names[name]));
+  const auto keep = [&](uint32_t* name) {
+    if (remap[*name] < 0) {
+      remap[*name] = static_cast<int64_t>(names.size());
+      names.push_back(std::move(out.names[*name]));
     }
-    name = static_cast<uint32_t>(remap[name]);
-  }
+    *name = static_cast<uint32_t>(remap[*name]);
+  };
+  for (uint32_t& name : out.name) keep(&name);
+  for (trace::InputShape& shape : out.input_shapes) keep(&shape.name);
   out.names = std::move(names);
 }
 

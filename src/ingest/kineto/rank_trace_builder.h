@@ -55,6 +55,7 @@ class RankTraceBuilder : public EventConsumer {
   std::optional<EventCategory> CompleteEventCategory(const KinetoEvent& event);
   bool Times(const KinetoEvent& event, int64_t* ts, int64_t* dur);
   void AddGpuOp(const KinetoEvent& event, int64_t ts, int64_t dur);
+  void AddInputShape(const KinetoEvent& event, int64_t ts);
   void AddCpuSide(const KinetoEvent& event, bool is_cpu_op, int64_t ts,
                   int64_t end);
   // Records a DataLoader or GC span (kineto_names.h HostKindOf).

@@ -616,6 +616,22 @@ std::string CommArgs(OpType type, Kind kind, std::string_view group_args,
   return a;
 }
 
+// "Input Dims" of a compute op over `tokens` packed tokens (hidden size
+// kHidden), and their types, as torch's record_shapes writes them.
+constexpr int64_t kHidden = 4096;
+std::string InputDimsArgs(int64_t tokens) {
+  std::string a = "\"Input Dims\": [[1, ";
+  AppendInt(&a, tokens);
+  a.append(", ").append(std::to_string(kHidden));
+  a.append("], [").append(std::to_string(kHidden)).append(", ");
+  a.append(std::to_string(kHidden)).append("], [");
+  a.append(std::to_string(kHidden));
+  a.append(
+      "]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", "
+      "\"c10::BFloat16\"]");
+  return a;
+}
+
 }  // namespace
 
 void KinetoExport::WriteItem(const Item& it, int32_t rank,
@@ -632,6 +648,17 @@ void KinetoExport::WriteItem(const Item& it, int32_t rank,
   }
   ++stats->kernels;
   if (!IsComm(kind)) {
+    const int64_t tokens =
+        it.row < table_->tokens.size() ? table_->tokens[it.row] : 0;
+    if (it.piece == 0 && tokens > 0) {
+      // The operator that launches the microbatch's first kernel, with its
+      // shapes as record_shapes writes them: activations [1, tokens,
+      // hidden] (the microbatch's sequences packed), a weight, a bias.
+      sink->Cpu("cpu_op", type == OpType::kForwardCompute ? "aten::linear" : "aten::mm",
+                it.launch, it.cpu_dur, "External id", external,
+                InputDimsArgs(tokens));
+      ++stats->shaped_ops;
+    }
     sink->Kernel(ComputeKernelName(type, it.piece), kComputeStream, external,
                  it.launch, it.cpu_dur, it.start, it.end, "");
     return;

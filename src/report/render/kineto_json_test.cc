@@ -217,7 +217,8 @@ void ExpectLaunches(const RankFile& f) {
 }
 
 // Top-level CPU events never overlap and come in time order; each comm
-// launch sits inside its record_param_comms; every one lies in one step.
+// launch sits inside its record_param_comms (a compute launch inside its
+// shaped cpu_op); every one lies in one step.
 void ExpectCpuThread(const RankFile& f) {
   std::vector<const Event*> top, steps;
   const Event* rpc = nullptr;
@@ -228,9 +229,11 @@ void ExpectCpuThread(const RankFile& f) {
     } else if (e.cat == "cuda_runtime" && rpc && rpc->external == e.external) {
       EXPECT_LE(rpc->ts, e.ts);
       EXPECT_LE(e.end(), rpc->end());
+      // A compute op's shaped cpu_op wraps its first kernel's launch.
+      if (rpc->name != "record_param_comms") rpc = nullptr;
     } else {
       top.push_back(&e);
-      rpc = e.name == "record_param_comms" ? &e : nullptr;
+      rpc = e.cat == "cpu_op" ? &e : nullptr;  // wraps its launch
     }
   }
   for (size_t i = 1; i < top.size(); ++i) {
