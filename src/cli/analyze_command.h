@@ -13,7 +13,7 @@ namespace strag::cli {
 
 // Runs the command; prints the summary to stdout. Returns the error to report.
 Status RunAnalyze(const std::vector<std::string>& args);
-extern const char kAnalyzeUsage[];
+std::string AnalyzeUsage();
 
 }  // namespace strag::cli
 

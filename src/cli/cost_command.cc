@@ -6,9 +6,10 @@
 #include <optional>
 
 #include "cli/flags.h"
-#include "cli/job_cost.h"
+#include "cli/report_flags.h"
+#include "report/report.h"
 #include "econ/run_cost.h"
-#include "report/render/json_writer.h"
+#include "base/json_writer.h"
 
 namespace strag::cli {
 
@@ -90,11 +91,11 @@ Result<econ::RunCost> CostFromFlags(const Flags& flags) {
                         ": must be positive");
   }
   return econ::ComputeRunCost(*slowdown, *gpus, length_days,
-                              price.value_or(kDefaultUsdPerGpuHour));
+                              price.value_or(report::kDefaultUsdPerGpuHour));
 }
 
 std::string RenderJson(const econ::RunCost& c) {
-  report::JsonWriter w;
+  JsonWriter w;
   w.BeginObject();
   w.FieldString("schema", "strag.cost/1");
   w.Field("slowdown", c.slowdown);

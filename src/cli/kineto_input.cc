@@ -4,19 +4,11 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <map>
 #include <optional>
-#include <set>
 #include <utility>
 
 #include "base/parallel_for.h"
-#include "graph/generic/generic_model.h"
-#include "graph/generic/host_time.h"
-#include "graph/generic/input_size.h"
-#include "graph/generic/p2p_peers.h"
-#include "graph/generic/warmup_steps.h"
 #include "ingest/kineto/kineto_file.h"
-#include "whatif/prepared_generic.h"
 
 namespace strag::cli {
 namespace {
@@ -37,21 +29,19 @@ Result<std::vector<std::string>> ListFiles(
   return files;
 }
 
-std::string BaseName(const std::string& path) {
-  return fs::path(path).filename().string();
+}  // namespace
+
+bool IsKinetoInput(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return true;
+  return path.ends_with(".json") || path.ends_with(".json.gz");
 }
 
-// Ranks for the files that name none (tensorboard_trace_handler's
-// `host_pid.ts.pt.trace.json` without distributedInfo): from `rank_map`
-// ("FILE=RANK,..." by file name, which also overrides what a file says),
-// else the free ranks in file-name order, said in a warning.
-Status AssignRanks(const std::string& rank_map,
-                   std::vector<std::optional<trace::RankTrace>>* read,
-                   report::InputNotes* notes) {
+Result<std::map<std::string, int32_t>> ParseRankMap(const std::string& text) {
   std::map<std::string, int32_t> map;
-  for (size_t at = 0; at < rank_map.size();) {
-    const size_t comma = std::min(rank_map.find(',', at), rank_map.size());
-    const std::string item = rank_map.substr(at, comma - at);
+  for (size_t at = 0; at < text.size();) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
     const size_t eq = item.rfind('=');
     int32_t rank = -1;
     if (eq == std::string::npos || eq == 0 ||
@@ -66,251 +56,36 @@ Status AssignRanks(const std::string& rank_map,
     map[item.substr(0, eq)] = rank;
     at = comma + 1;
   }
-  std::set<int32_t> taken;
-  std::vector<trace::RankTrace*> unranked;
-  for (std::optional<trace::RankTrace>& r : *read) {
-    if (!r) continue;
-    const auto it = map.find(BaseName(r->source));
-    if (it != map.end()) r->rank = it->second;
-    if (r->rank >= 0) {
-      taken.insert(r->rank);
-    } else {
-      unranked.push_back(&*r);
-    }
-  }
-  if (unranked.empty()) return Status::Ok();
-  std::sort(unranked.begin(), unranked.end(),
-            [](const trace::RankTrace* a, const trace::RankTrace* b) {
-              return BaseName(a->source) < BaseName(b->source);
-            });
-  std::string order;
-  int32_t next = 0;
-  for (trace::RankTrace* r : unranked) {
-    while (taken.count(next)) ++next;
-    r->rank = next++;
-    if (order.size() < 400) {
-      order += (order.empty() ? "" : ", ") + BaseName(r->source) + " -> " +
-               std::to_string(r->rank);
-    }
-  }
-  notes->warnings.push_back(
-      std::to_string(unranked.size()) +
-      " file(s) name no rank (no distributedInfo, no rank in the file name): "
-      "numbered in file-name order (" +
-      order +
-      "); if that is not the job's order, give --rank-map FILE=RANK,...");
-  return Status::Ok();
+  return map;
 }
 
-// One trace per rank: files of one rank with disjoint steps and times
-// (profiling cycles of schedule(repeat=N)) are merged; another file
-// claiming a rank is a warning and ignored.
-std::vector<trace::RankTrace> OnePerRank(
-    std::vector<std::optional<trace::RankTrace>> read,
-    report::InputNotes* notes) {
-  std::map<int32_t, size_t> owner;  // rank -> index into kept
-  std::vector<trace::RankTrace> kept;
-  int64_t merged = 0;
-  for (std::optional<trace::RankTrace>& r : read) {
-    if (!r) continue;
-    auto [it, fresh] = owner.emplace(r->rank, kept.size());
-    if (fresh) {
-      kept.push_back(std::move(*r));
-      continue;
-    }
-    trace::RankTrace& first = kept[it->second];
-    const std::string source = r->source;
-    if (trace::MergeRankTraces(std::move(*r), &first)) {
-      ++merged;
-      continue;
-    }
-    notes->warnings.push_back(
-        source + ": claims rank " + std::to_string(first.rank) + ", as " +
-        first.source + " does, with the same steps or times: ignored");
-  }
-  if (merged > 0) {
-    notes->warnings.push_back(
-        std::to_string(merged) +
-        " file(s) hold another profiling cycle of a rank already read "
-        "(other steps): merged");
-  }
-  std::sort(kept.begin(), kept.end(),
-            [](const trace::RankTrace& a, const trace::RankTrace& b) {
-              return a.rank < b.rank;
-            });
-  return kept;
-}
-
-void NoteRanks(std::vector<trace::RankTrace>* ranks,
-               report::InputNotes* notes) {
-  int32_t world = 0;
-  std::map<std::string, int64_t> skipped;
-  for (const trace::RankTrace& r : *ranks) {
-    world = std::max({world, r.world_size, r.rank + 1});
-    notes->events += r.events;
-    for (const auto& [why, n] : r.skipped) skipped[why] += n;
-    for (const std::string& w : r.warnings) notes->warnings.push_back(w);
-  }
-  for (trace::RankTrace& r : *ranks) {
-    if (r.world_size == 0) r.world_size = world;
-  }
-  notes->files = static_cast<int64_t>(ranks->size());
-  notes->world_size = world;
-  notes->skipped.assign(skipped.begin(), skipped.end());
-  size_t next = 0;
-  for (int32_t rank = 0; rank < world; ++rank) {
-    if (next < ranks->size() && (*ranks)[next].rank == rank) {
-      ++next;
-    } else {
-      notes->missing_ranks.push_back(rank);
-    }
-  }
-  if (!notes->missing_ranks.empty()) {
-    notes->warnings.push_back(
-        std::to_string(notes->missing_ranks.size()) + " of " +
-        std::to_string(world) +
-        " ranks have no usable trace: their collectives are analysed "
-        "with the members present");
-  }
-}
-
-void NoteClock(const graph::GenericModel& model, report::InputNotes* notes) {
-  const graph::ClockAlignment& c = model.clock;
-  for (size_t i = 0; i < model.ranks.size() && i < c.offset_ns.size(); ++i) {
-    notes->clock.offset_ns.emplace_back(model.ranks[i], c.offset_ns[i]);
-    notes->clock.max_abs_offset_ns =
-        std::max(notes->clock.max_abs_offset_ns,
-                 c.offset_ns[i] < 0 ? -c.offset_ns[i] : c.offset_ns[i]);
-  }
-  notes->clock.residual_max_us = static_cast<double>(c.residual_max_ns) * 1e-3;
-  notes->clock.residual_p99_us = static_cast<double>(c.residual_p99_ns) * 1e-3;
-  notes->clock.collectives = c.collectives;
-  notes->clock.kept_raw = c.kept_raw;
-  for (const std::string& w : model.warnings) notes->warnings.push_back(w);
-  const graph::GenericCounters& n = model.counters;
-  if (n.ops_outside_steps > 0) {
-    notes->skipped.emplace_back("ops outside every ProfilerStep",
-                                n.ops_outside_steps);
-  }
-}
-
-std::string JoinIds(const std::vector<int64_t>& ids) {
-  std::string out;
-  for (int64_t id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
-  return out;
-}
-
-}  // namespace
-
-std::string CoverageProblem(const KinetoJob& job) {
-  const auto traced = static_cast<int64_t>(job.prepared.workers.size());
-  if (traced < 2) {
-    return "only one rank is traced: a straggler shows against the others";
-  }
-  if (2 * traced < job.notes.world_size) {
-    return "only " + std::to_string(traced) + " of " +
-           std::to_string(job.notes.world_size) +
-           " ranks are traced: a straggler among the others is invisible";
-  }
-  return "";
-}
-
-bool IsKinetoInput(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return true;
-  return path.ends_with(".json") || path.ends_with(".json.gz");
-}
-
-Result<KinetoJob> ReadKinetoJob(const std::vector<std::string>& paths,
-                                size_t threads, graph::LayoutFlags layout,
-                                const std::string& rank_map) {
-  KinetoJob job;
-  job.notes.format = "kineto";
+Result<report::ReportInput> ReadKinetoJob(
+    const std::vector<std::string>& paths, size_t threads,
+    report::ProfilerInputOptions options) {
   ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(paths));
   std::vector<std::optional<trace::RankTrace>> read(files.size());
   std::vector<Status> errors(files.size(), Status::Ok());
   // One file that names no rank (no distributedInfo, no rank in its name,
-  // e.g. a single-GPU job) is rank 0; among several, AssignRanks numbers
+  // e.g. a single-GPU job) is rank 0; among several, ProfilerInput numbers
   // them.
-  ingest::ReadKinetoOptions options;
-  options.parse.default_rank =
+  ingest::ReadKinetoOptions reading;
+  reading.parse.default_rank =
       files.size() == 1 ? 0 : ingest::KinetoOptions::kRankLater;
   ParallelFor(files.size(), std::max<size_t>(1, threads),
               [&](size_t k, size_t) {
-                auto r = ingest::ReadKinetoFile(files[k], options);
+                auto r = ingest::ReadKinetoFile(files[k], reading);
                 if (r.ok()) {
                   read[k] = std::move(r).value();
                 } else {
                   errors[k] = r.status();
                 }
               });
-  std::string all_errors;
   for (const Status& e : errors) {
     if (e.ok()) continue;
-    job.notes.warnings.push_back(e.message() + ": file skipped");
-    all_errors += "\n  " + e.message();
+    options.notes.warnings.push_back(e.message() + ": file skipped");
+    options.read_errors += "\n  " + e.message();
   }
-  RETURN_IF_ERROR(AssignRanks(rank_map, &read, &job.notes));
-  std::vector<trace::RankTrace> ranks = OnePerRank(std::move(read), &job.notes);
-  if (ranks.empty()) {
-    return InvalidInput("no trace could be read:" + all_errors);
-  }
-  NoteRanks(&ranks, &job.notes);
-  ASSIGN_OR_RETURN(graph::GenericModel model,
-                   graph::BuildGenericModel(ranks, {}));
-  layout.world_size = job.notes.world_size;
-  std::vector<int64_t> warmup = graph::DropWarmupSteps(&model);
-  graph::InferredLayout inferred = graph::InferLayout(model, layout);
-  // Pipelines whose p2p name no peer: peers from the stages, then the model
-  // again, now with the p2p pairs (and the layout from their chains).
-  if (inferred.peers_unknown) {
-    const int64_t assigned =
-        graph::AssignPipelinePeers(model, inferred.topology, &ranks);
-    auto paired = graph::BuildGenericModel(ranks, {});
-    if (assigned > 0 && paired.ok()) {
-      model = std::move(paired).value();
-      warmup = graph::DropWarmupSteps(&model);
-      std::vector<std::string> before = std::move(inferred.warnings);
-      inferred = graph::InferLayout(model, layout);
-      inferred.warnings.insert(inferred.warnings.begin(), before.begin(),
-                               before.end());
-      inferred.warnings.push_back(
-          std::to_string(assigned) +
-          " p2p ops named no peer: peers taken from the pipeline stages "
-          "(forward to the next stage, backward to the previous)");
-    } else if (assigned > 0) {
-      inferred.warnings.push_back(
-          "p2p peers taken from the pipeline stages give no usable model (" +
-          paired.status().message() + "): p2p left unpaired");
-    }
-  }
-  NoteClock(model, &job.notes);
-  if (!warmup.empty()) {
-    job.notes.warnings.push_back(
-        "step(s) " + JoinIds(warmup) + " took over " +
-        std::to_string(static_cast<int>(graph::kWarmupFactor)) +
-        "x the median step at the start of the trace: left out as warm-up");
-  }
-  for (std::string& w : inferred.warnings) {
-    job.notes.warnings.push_back(std::move(w));
-  }
-  job.notes.layout = inferred.topology.source;
-  const graph::HostTime host = graph::MeasureHostTime(ranks, model);
-  graph::InputSize input = graph::MeasureInputSize(ranks, model);
-  ASSIGN_OR_RETURN(job.prepared,
-                   whatif::PrepareGenericTrace(std::move(model),
-                                               std::move(inferred.topology)));
-  for (int64_t ns : host.data_loading_ns) {
-    job.prepared.data_loading_s.push_back(
-        static_cast<float>(1e-9 * static_cast<double>(ns)));
-  }
-  for (int64_t ns : host.gc_ns) {
-    job.prepared.gc_s.push_back(
-        static_cast<float>(1e-9 * static_cast<double>(ns)));
-  }
-  job.prepared.input_size.assign(input.per_step.begin(), input.per_step.end());
-  job.prepared.input_size_source = std::move(input.source);
-  return job;
+  return report::ProfilerInput(std::move(read), std::move(options));
 }
 
 }  // namespace strag::cli

@@ -60,10 +60,10 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   strag::Status status;
   if (command == "analyze") {
-    if (WantsHelp(args)) return PrintHelp(strag::cli::kAnalyzeUsage);
+    if (WantsHelp(args)) return PrintHelp(strag::cli::AnalyzeUsage().c_str());
     status = strag::cli::RunAnalyze(args);
   } else if (command == "simulate") {
-    if (WantsHelp(args)) return PrintHelp(strag::cli::kSimulateUsage);
+    if (WantsHelp(args)) return PrintHelp(strag::cli::SimulateUsage().c_str());
     status = strag::cli::RunSimulate(args);
   } else if (command == "tail") {
     if (WantsHelp(args)) return PrintHelp(strag::cli::kTailUsage);

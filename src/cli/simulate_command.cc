@@ -14,25 +14,23 @@
 
 #include "base/f32.h"
 #include "cli/flags.h"
-#include "cli/job_cost.h"
-#include "cli/report_files.h"
-#include "diagnose/diagnosis.h"
+#include "cli/report_flags.h"
 #include "ingest/common/file.h"
 #include "ingest/common/gzip.h"
+#include "ingest/kineto/kineto_writer.h"
+#include "ingest/ops_csv/meta_yaml.h"
+#include "ingest/ops_csv/ops_csv_file.h"
 #include "ingest/ops_csv/ops_csv_writer.h"
-#include "report/render/analysis_json.h"
-#include "report/render/html_report.h"
-#include "report/render/kineto_json.h"
-#include "report/render/terminal_summary.h"
-#include "report/render/truth_json.h"
+#include "report/inputs.h"
+#include "report/report.h"
+#include "sim/clock_offsets.h"
 #include "sim/job_spec.h"
 #include "sim/simulator.h"
-#include "whatif/analysis.h"
-#include "whatif/prepared_trace.h"
+#include "sim/truth_json.h"
 
 namespace strag::cli {
 
-const char kSimulateUsage[] =
+const char kSimulateUsageHead[] =
     "usage: strag simulate SPEC.yaml | --preset NAME [options]\n"
     "  SPEC.yaml             job spec, see docs/formats/sim-spec.md\n"
     "  --preset NAME         a built-in spec (--list-presets shows them)\n"
@@ -52,15 +50,17 @@ const char kSimulateUsage[] =
     "  --gzip                kineto: write rank-R.pt.trace.json.gz\n"
     "  --truncate-rank-lists kineto: list at most 30 ranks in the collective\n"
     "                        args, as PyTorch does (pg_config stays full)\n"
-    "  --analyze             analyse the simulated trace and print the report\n"
-    "  --json FILE           with --analyze: write the analysis JSON\n"
-    "  --html FILE           with --analyze: the HTML report\n"
     "  --steps-window A:B    write only steps A..B (inclusive); with --out,\n"
     "                        --analyze analyses what was written\n"
     "  --seed N              override job.seed\n"
     "  --no-truth            skip the ground-truth replays\n"
-    "  --threads N           threads for the analysis replays\n"
-    "  --usd-per-gpu-hour X  GPU price (default: job.gpu_hour_usd)\n";
+    "  --list-presets        print the names of the built-in specs\n"
+    "  --analyze             analyse the simulated trace as `strag analyze`\n"
+    "                        does (the same options and outputs):\n";
+
+std::string SimulateUsage() {
+  return std::string(kSimulateUsageHead) + kReportFlagsUsage;
+}
 
 namespace {
 
@@ -70,7 +70,7 @@ Result<sim::JobSpec> LoadSpec(const Flags& flags) {
   if (auto preset = flags.Get("preset")) return sim::PresetSpec(*preset);
   if (flags.positional().size() != 1) {
     return InvalidInput("simulate needs one SPEC file or --preset NAME\n" +
-                        std::string(kSimulateUsage));
+                        SimulateUsage());
   }
   const std::string path = flags.positional()[0];
   ASSIGN_OR_RETURN(std::string text, ingest::ReadFile(path));
@@ -125,7 +125,7 @@ struct OutputFormats {
   bool csv = true;
   bool kineto = false;
   bool gzip = false;
-  report::KinetoExportOptions kineto_options;
+  ingest::KinetoExportOptions kineto_options;
 };
 
 Result<OutputFormats> ParseFormats(const Flags& flags,
@@ -159,7 +159,7 @@ Result<OutputFormats> ParseFormats(const Flags& flags,
                           " needs --format kineto");
     }
   }
-  report::KinetoExportOptions& o = out.kineto_options;
+  ingest::KinetoExportOptions& o = out.kineto_options;
   o.seed = spec.job.seed;
   o.gpus_per_node = spec.job.gpus_per_node;
   ASSIGN_OR_RETURN(std::optional<double> offset,
@@ -173,8 +173,8 @@ Result<OutputFormats> ParseFormats(const Flags& flags,
       return InvalidInput("flag --nccl-names: expected new or old, got \"" +
                           *names + "\"");
     }
-    o.nccl_names = *names == "new" ? report::NcclKernelNames::kNew
-                                   : report::NcclKernelNames::kOld;
+    o.nccl_names = *names == "new" ? ingest::NcclKernelNames::kNew
+                                   : ingest::NcclKernelNames::kOld;
   }
   ASSIGN_OR_RETURN(std::optional<int64_t> kernels,
                    flags.GetInt("kernels-per-op"));
@@ -192,18 +192,23 @@ Result<OutputFormats> ParseFormats(const Flags& flags,
 Status WriteKinetoTraces(const trace::OpsTable& table,
                          const trace::JobMeta& meta,
                          const OutputFormats& formats, const fs::path& dir) {
-  ASSIGN_OR_RETURN(
-      const report::KinetoExport exported,
-      report::KinetoExport::Build(table, meta, formats.kineto_options));
+  // The clock offsets are ground truth: drawn by the simulator, one per
+  // traced worker (dp x stage).
+  ingest::KinetoExportOptions options = formats.kineto_options;
+  options.clock_offset_ns = sim::DrawClockOffsets(
+      options.seed, static_cast<size_t>(meta.dp) * static_cast<size_t>(meta.pp),
+      options.max_clock_offset_ms);
+  ASSIGN_OR_RETURN(const ingest::KinetoExport exported,
+                   ingest::KinetoExport::Build(table, meta, options));
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
     return NotFound("cannot create " + dir.string() + ": " + ec.message());
   const std::string suffix = formats.gzip ? ".gz" : "";
-  std::vector<report::KinetoRankStats> stats;
+  std::vector<ingest::KinetoRankStats> stats;
   int64_t bytes = 0;
   std::string text;
-  for (const report::KinetoWorker& w : exported.workers()) {
+  for (const ingest::KinetoWorker& w : exported.workers()) {
     text.clear();
     stats.push_back(exported.Render(w.rank, &text));
     if (formats.gzip) {
@@ -219,7 +224,7 @@ Status WriteKinetoTraces(const trace::OpsTable& table,
   const fs::path manifest = dir.parent_path() / "clock-offsets.json";
   RETURN_IF_ERROR(
       WriteTextFile(manifest.string(),
-                    report::RenderKinetoManifest(exported, stats, suffix)));
+                    ingest::RenderKinetoManifest(exported, stats, suffix)));
   std::printf("  wrote %zu Kineto traces (%.1f MB) to %s and %s\n",
               exported.workers().size(), static_cast<double>(bytes) / 1e6,
               dir.string().c_str(), manifest.string().c_str());
@@ -241,9 +246,9 @@ Status WriteOutputs(const sim::SimulatedJob& job, const trace::OpsTable& table,
                                       fs::path(dir) / "kineto"));
   }
   RETURN_IF_ERROR(WriteTextFile((fs::path(dir) / "meta.yaml").string(),
-                                report::RenderMetaYaml(sim::MetaOf(job))));
+                                ingest::WriteJobMetaYaml(sim::MetaOf(job))));
   return WriteTextFile((fs::path(dir) / "truth.json").string(),
-                       report::RenderTruthJson(job));
+                       sim::RenderTruthJson(job));
 }
 
 void PrintSimulation(const sim::SimulatedJob& job, size_t ops) {
@@ -278,49 +283,16 @@ void PrintSimulation(const sim::SimulatedJob& job, size_t ops) {
   std::printf("\n");
 }
 
-// The simulated job as the analysis sees a trace, without an ops table (which
-// would cost ~100 bytes per op): the replayed starts, the simulated costs
-// (durations and transfer times, exact) and launch delays.
-whatif::PreparedTrace PrepareSimulated(sim::SimulatedJob* job) {
-  whatif::PreparedTrace p;
-  const sim::JobSection& j = job->spec.job;
-  p.model = std::move(job->schedule.model);
-  p.dp = job->dp_replicas;
-  p.pp = j.pp;
-  p.vpp = j.vpp;
-  p.steps = job->steps;
-  p.worker_rank.resize(static_cast<size_t>(p.dp) * static_cast<size_t>(p.pp));
-  for (int32_t d = 0; d < p.dp; ++d) {
-    for (int32_t s = 0; s < p.pp; ++s) {
-      const auto rank = static_cast<int32_t>(job->WorkerRank(d, s));
-      p.worker_rank[static_cast<size_t>(d * p.pp + s)] = rank;
-      p.workers.push_back(whatif::Worker{rank, d, s});
-    }
-  }
-  std::sort(p.workers.begin(), p.workers.end(),
-            [](const whatif::Worker& a, const whatif::Worker& b) {
-              return a.rank < b.rank;
-            });
-  p.start = std::move(job->start32);
-  p.launch_delay = std::move(job->launch_delay);
-  p.cost = std::move(job->cost);
-  for (double span : job->step_times.span) {
-    p.step_t_base.push_back(static_cast<float>(span));
-  }
-  return p;
-}
-
 }  // namespace
 
 Status RunSimulate(const std::vector<std::string>& args) {
-  const FlagSpec spec{
-      .with_value = {"preset", "out", "json", "steps-window", "seed", "threads",
-                     "usd-per-gpu-hour", "gpus", "days", "hours", "html",
-                     "format", "clock-offset-ms", "nccl-names",
-                     "kernels-per-op"},
+  FlagSpec spec{
+      .with_value = {"preset", "out", "steps-window", "seed", "format",
+                     "clock-offset-ms", "nccl-names", "kernels-per-op"},
       .booleans = {"analyze", "no-truth", "list-presets", "gzip",
                    "truncate-rank-lists"},
   };
+  AddReportFlags(&spec);
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
   if (flags.Has("list-presets")) {
     for (const std::string& name : sim::PresetNames()) {
@@ -339,6 +311,8 @@ Status RunSimulate(const std::vector<std::string>& args) {
     return InvalidInput("simulate needs --out DIR and/or --analyze");
   }
   ASSIGN_OR_RETURN(const OutputFormats formats, ParseFormats(flags, job_spec));
+  ASSIGN_OR_RETURN(const report::ReportOptions options,
+                   ParseReportOptions(flags, /*profiler=*/false));
   if (flags.Has("format") && !flags.Has("out")) {
     return InvalidInput("flag --format needs --out DIR");
   }
@@ -354,47 +328,26 @@ Status RunSimulate(const std::vector<std::string>& args) {
     RETURN_IF_ERROR(WriteOutputs(job, table, *flags.Get("out"), formats));
   }
   if (!flags.Has("analyze")) return Status::Ok();
-  const trace::JobMeta meta = sim::MetaOf(job);
-  whatif::PreparedTrace prepared;
-  if (write) {  // analyse exactly what was written
-    ASSIGN_OR_RETURN(prepared, whatif::PrepareTrace(table, meta));
+  report::ReportInput in;
+  const std::string source = "simulated " + job.spec.name;
+  if (write && formats.csv) {
+    // Analyse exactly what was written: the ops CSV read back, as `strag
+    // analyze DIR/ops.csv.gz` reads it (the same report, byte for byte).
+    table = trace::OpsTable();
+    ASSIGN_OR_RETURN(
+        table, ingest::ReadOpsCsvFile(
+                   (fs::path(*flags.Get("out")) / "ops.csv.gz").string()));
+    ASSIGN_OR_RETURN(in, report::OpsTableInput(table, sim::MetaOf(job), source));
+    table = trace::OpsTable();
+  } else if (write) {
+    ASSIGN_OR_RETURN(in, report::OpsTableInput(table, sim::MetaOf(job), source));
     table = trace::OpsTable();
   } else {
-    prepared = PrepareSimulated(&job);
+    in = report::SimulatedInput(&job);
   }
-  whatif::WhatIfOptions options;
-  ASSIGN_OR_RETURN(std::optional<int64_t> threads, flags.GetInt("threads"));
-  options.threads =
-      static_cast<size_t>(std::max<int64_t>(0, threads.value_or(0)));
-  ASSIGN_OR_RETURN(whatif::WhatIfResult result,
-                   whatif::Analyze(prepared, options));
-  ASSIGN_OR_RETURN(const econ::StepCost cost,
-                   CostFromFlags(flags, result, meta));
-  diagnose::Diagnosis diagnosis = diagnose::Diagnose(
-      prepared, result,
-      {.gpus_per_node = job_spec.job.gpus_per_node, .tp = meta.tp});
-  ASSIGN_OR_RETURN(const std::optional<whatif::Timeline> slowest,
-                   SlowestStepTimeline(prepared, result));
-  if (slowest) diagnose::AddWorstStep(*slowest, &diagnosis);
-  if (auto json = flags.Get("json")) {
-    RETURN_IF_ERROR(WriteTextFile(
-        *json, report::RenderAnalysisJson(result, meta, cost, &diagnosis)));
-  }
-  if (auto html = flags.Get("html")) {
-    RETURN_IF_ERROR(WriteHtmlReport(*html, "simulated " + job.spec.name, result,
-                                    meta, diagnosis, cost,
-                                    slowest ? &*slowest : nullptr));
-  }
-  std::fputs(
-      report::RenderTerminalSummary(result, meta,
-                                    {.source = "simulated " + job.spec.name,
-                                     .top = 5,
-                                     .cost = cost,
-                                     .diagnosis = &diagnosis,
-                                     .color = UseColor()})
-          .c_str(),
-      stdout);
-  return Status::Ok();
+  ASSIGN_OR_RETURN(const report::Report report,
+                   report::BuildReport(std::move(in), options));
+  return WriteReport(flags, report);
 }
 
 }  // namespace strag::cli

@@ -12,7 +12,7 @@
 namespace strag::cli {
 
 Status RunSimulate(const std::vector<std::string>& args);
-extern const char kSimulateUsage[];
+std::string SimulateUsage();
 
 }  // namespace strag::cli
 

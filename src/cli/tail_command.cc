@@ -8,7 +8,7 @@
 #include "cli/cost_command.h"
 #include "cli/flags.h"
 #include "econ/tail.h"
-#include "report/render/json_writer.h"
+#include "base/json_writer.h"
 
 namespace strag::cli {
 
@@ -111,7 +111,7 @@ Backups ComputeBackups(const TailRequest& r, const econ::TailSummary& s) {
   return b;
 }
 
-void WriteDistribution(const TailRequest& r, report::JsonWriter* w) {
+void WriteDistribution(const TailRequest& r, JsonWriter* w) {
   static constexpr const char* kKinds[] = {"normal", "lognormal", "exponential",
                                            "twopoint", "fixed"};
   const econ::Distribution& d = r.dist;
@@ -132,7 +132,7 @@ void WriteDistribution(const TailRequest& r, report::JsonWriter* w) {
 }
 
 std::string RenderJson(const TailRequest& r, const econ::TailSummary& s) {
-  report::JsonWriter w;
+  JsonWriter w;
   w.BeginObject();
   w.FieldString("schema", "strag.tail/1");
   w.FieldInt("workers", r.workers);

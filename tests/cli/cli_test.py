@@ -249,6 +249,41 @@ stragglers:
         self.assertLess(doc["replay_self_test_max_error"], 1e-6)
         self.assertEqual(doc["job"]["tp"], 2)
 
+    # One builder behind both commands: `simulate --analyze` of what it
+    # writes and `analyze` of the written files give the same JSON and HTML
+    # (the HTML's title names the input: the only difference), with the
+    # same options (here a pool, a fix selector, a price and Perfetto steps).
+    def test_simulate_and_analyze_build_the_same_report(self):
+        out = os.path.join(self.tmp.name, "out")
+        options = ["--pool", "optype-stage", "--fix", "stage=2",
+                   "--usd-per-gpu-hour", "3.5", "--hours", "12",
+                   "--perfetto-steps", "2,4"]
+        def files(tag):
+            return [os.path.join(self.tmp.name, tag + ext)
+                    for ext in (".json", ".html", ".perfetto.json")]
+        sim_json, sim_html, sim_pf = files("sim")
+        r = run("simulate", self.spec, "--out", out, "--analyze", "--quiet",
+                "--json", sim_json, "--html", sim_html, "--perfetto", sim_pf,
+                *options)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.count("strag analyze:"), 0)  # --quiet
+        ana_json, ana_html, ana_pf = files("ana")
+        trace = os.path.join(out, "ops.csv.gz")
+        r = run("analyze", trace, "--quiet", "--json", ana_json, "--html",
+                ana_html, "--perfetto", ana_pf, *options)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        def read(path):
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        self.assertEqual(read(sim_json), read(ana_json))
+        self.assertIn('"counterfactuals": [', read(sim_json))
+        title = "simulated job"
+        self.assertIn(title, read(sim_html))
+        self.assertEqual(read(sim_html).replace(title, "TITLE"),
+                         read(ana_html).replace(trace, "TITLE"))
+        self.assertEqual(read(sim_pf).replace(title, "TITLE"),
+                         read(ana_pf).replace(trace, "TITLE"))
+
     # Same spec and seed: byte-identical files; another seed: other noise.
     def test_deterministic(self):
         a, b, c = (os.path.join(self.tmp.name, n) for n in "abc")

@@ -12,16 +12,13 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 
-#include "base/f32.h"
 #include "base/status.h"
-#include "diagnose/diagnosis.h"
-#include "econ/step_cost.h"
+#include "report/inputs.h"
 #include "report/render/html_report.h"
+#include "report/report.h"
 #include "sim/trace_synth.h"
-#include "whatif/analysis.h"
-#include "whatif/prepared_trace.h"
-#include "whatif/timeline.h"
 
 namespace strag {
 namespace {
@@ -47,28 +44,11 @@ Status Run(const std::string& path, const std::string& title) {
   spec.steps.clear();
   for (int64_t s = 0; s < 12; ++s) spec.steps.push_back(s);
   ASSIGN_OR_RETURN(trace::OpsTable table, sim::SynthesizeTrace(spec, Cost));
-  const trace::JobMeta meta;
-  ASSIGN_OR_RETURN(whatif::PreparedTrace prepared,
-                   whatif::PrepareTrace(table, meta));
-  ASSIGN_OR_RETURN(whatif::WhatIfResult result, whatif::Analyze(prepared, {}));
-  const diagnose::Diagnosis diagnosis =
-      diagnose::Diagnose(prepared, result, {});
-  const econ::StepCost cost =
-      econ::ComputeStepCost(PairwiseMean(result.step_t_observed),
-                            PairwiseMean(result.step_t_ideal), 32, 2.0);
-  size_t worst = 0;
-  for (size_t s = 0; s < result.steps.size(); ++s) {
-    if (result.steps[s] == diagnosis.worst_step) worst = s;
-  }
-  ASSIGN_OR_RETURN(
-      whatif::Timeline timeline,
-      whatif::BuildTimeline(prepared, worst, result.ideal_node_cost));
-  const std::string html = report::RenderHtmlReport({.title = title,
-                                                     .result = result,
-                                                     .meta = meta,
-                                                     .diagnosis = diagnosis,
-                                                     .cost = cost,
-                                                     .timeline = &timeline});
+  ASSIGN_OR_RETURN(report::ReportInput in,
+                   report::OpsTableInput(table, {}, title));
+  ASSIGN_OR_RETURN(const report::Report report,
+                   report::BuildReport(std::move(in), {.gpus = 32}));
+  const std::string html = report::RenderHtmlReport(report);
   std::ofstream out(path, std::ios::binary);
   out << html;
   out.close();

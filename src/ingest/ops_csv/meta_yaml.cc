@@ -206,4 +206,11 @@ Result<trace::JobMeta> ParseJobMetaYaml(std::string_view text,
   return std::move(parser).TakeMeta();
 }
 
+std::string WriteJobMetaYaml(const trace::JobMeta& meta,
+                             std::string_view writer) {
+  std::string out = "# written by " + std::string(writer) + "\n";
+  for (const auto& [key, value] : meta.raw) out += key + ": " + value + "\n";
+  return out;
+}
+
 }  // namespace strag::ingest

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reader for the job metadata file that accompanies an ops CSV
+// Reader (and writer) for the job metadata file that accompanies an ops CSV
 // (meta-*.yaml; docs/formats/ops-csv.md).
 
 #ifndef STRAG_SRC_INGEST_OPS_CSV_META_YAML_H_
 #define STRAG_SRC_INGEST_OPS_CSV_META_YAML_H_
 
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -27,6 +28,11 @@ using ::strag::Result;
 // key, e.g. "meta.yaml: line 3: key 'dp_size': \"four\" is not an integer".
 Result<trace::JobMeta> ParseJobMetaYaml(std::string_view text,
                                         std::string_view source_name);
+
+// The inverse of ParseJobMetaYaml for `meta.raw`: one `key: value` line
+// per entry, in order, after a comment line naming the writer.
+std::string WriteJobMetaYaml(const trace::JobMeta& meta,
+                             std::string_view writer = "strag simulate");
 
 }  // namespace strag::ingest
 

@@ -72,6 +72,19 @@ TEST(MetaYamlTest, ParsesCommentsAndQuotes) {
 }
 
 // Nested, indented or list lines are rejected with their line number.
+TEST(MetaYamlTest, WrittenMetaReadsBack) {
+  trace::JobMeta meta;
+  meta.raw = {{"trial_name", "job"}, {"dp_size", "4"}, {"pp_size", "2"}};
+  const std::string text = WriteJobMetaYaml(meta);
+  EXPECT_EQ(text, "# written by strag simulate\ntrial_name: job\ndp_size: 4\n"
+                  "pp_size: 2\n");
+  const auto back = ParseJobMetaYaml(text, "meta.yaml");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->dp, 4);
+  EXPECT_EQ(back->pp, 2);
+  EXPECT_EQ(back->raw, meta.raw);
+}
+
 TEST(MetaYamlTest, RejectsNesting) {
   ExpectInvalid("trial_name: x\nparallel:\n  dp: 4\n",
                 {"meta.yaml: line 3: indented line: nested YAML is not "

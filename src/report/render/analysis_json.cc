@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <span>
 
-#include "report/render/json_writer.h"
+#include "base/json_writer.h"
 
 namespace strag::report {
 namespace {
@@ -172,13 +172,10 @@ void WriteInput(JsonWriter* w, const InputNotes& in) {
   w->EndObject();
 }
 
-}  // namespace
-
-std::string RenderAnalysisJson(const WhatIfResult& r,
-                               const trace::JobMeta& meta,
-                               const econ::StepCost& cost,
-                               const diagnose::Diagnosis* diagnosis,
-                               const InputNotes* input) {
+std::string Render(const WhatIfResult& r, const trace::JobMeta& meta,
+                   const econ::StepCost& cost,
+                   const diagnose::Diagnosis* diagnosis,
+                   const InputNotes* input) {
   JsonWriter w;
   w.BeginObject();
   w.FieldString("schema", "strag.analysis/1");
@@ -241,6 +238,13 @@ std::string RenderAnalysisJson(const WhatIfResult& r,
   if (diagnosis) WriteReport(&w, *diagnosis, cost);
   w.EndObject();
   return w.str() + "\n";
+}
+
+}  // namespace
+
+std::string RenderAnalysisJson(const Report& report) {
+  return Render(report.result, report.meta, report.cost, &report.diagnosis,
+                report.notes ? &*report.notes : nullptr);
 }
 
 }  // namespace strag::report

@@ -8,21 +8,13 @@
 
 #include <string>
 
-#include "diagnose/diagnosis.h"
-#include "econ/step_cost.h"
-#include "report/input_notes.h"
-#include "trace/job_meta.h"
-#include "whatif/analysis.h"
+#include "report/report.h"
 
 namespace strag::report {
 
-// `cost` (when gpus > 0) adds the "cost" object, `diagnosis` (when not
-// null) the "report" object.
-std::string RenderAnalysisJson(const whatif::WhatIfResult& result,
-                               const trace::JobMeta& meta,
-                               const econ::StepCost& cost = {},
-                               const diagnose::Diagnosis* diagnosis = nullptr,
-                               const InputNotes* input = nullptr);
+// The "cost" object when the report has a cost (gpus > 0), the "report"
+// object (the diagnosis), "input" for profiler traces.
+std::string RenderAnalysisJson(const Report& report);
 
 }  // namespace strag::report
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/f32.h"
-#include "report/render/json_writer.h"
+#include "base/json_writer.h"
 #include "trace/op_type.h"
 
 #include "base/str_format.h"
@@ -208,13 +208,13 @@ void WriteTimelineOps(JsonWriter* w, const whatif::Timeline& t,
   w->EndArray();
 }
 
-void WriteTimeline(JsonWriter* w, const HtmlReportInput& in) {
+void WriteTimeline(JsonWriter* w, const Report& in) {
   w->Key("timeline");
-  if (in.timeline == nullptr) {
+  if (!in.slowest_step) {
     w->Null();
     return;
   }
-  const whatif::Timeline& t = *in.timeline;
+  const whatif::Timeline& t = *in.slowest_step;
   const std::vector<int32_t> ranks =
       TimelineWorkers(t, in.diagnosis.largest_straggler.dp);
   w->BeginObject();
@@ -227,7 +227,7 @@ void WriteTimeline(JsonWriter* w, const HtmlReportInput& in) {
   w->EndObject();
 }
 
-std::string DataJson(const HtmlReportInput& in) {
+std::string DataJson(const Report& in) {
   const WhatIfResult& r = in.result;
   JsonWriter w(/*indent=*/0);
   w.BeginObject();
@@ -250,13 +250,13 @@ void Item(std::string* out, std::string_view term, const std::string& value) {
   *out += "<dt>" + Escape(term) + "</dt><dd>" + Escape(value) + "</dd>\n";
 }
 
-double Utilization(const HtmlReportInput& in) {
+double Utilization(const Report& in) {
   if (in.cost.utilization > 0) return in.cost.utilization;
   const double observed = PairwiseMean(in.result.step_t_observed);
   return observed > 0 ? PairwiseMean(in.result.step_t_ideal) / observed : 0;
 }
 
-void OnCallItems(std::string* out, const HtmlReportInput& in) {
+void OnCallItems(std::string* out, const Report& in) {
   const diagnose::Diagnosis& d = in.diagnosis;
   const diagnose::Straggler& s = d.largest_straggler;
   Item(out, "job utilization", StrFormat("%.1f%%", 100 * Utilization(in)));
@@ -285,7 +285,7 @@ void OnCallItems(std::string* out, const HtmlReportInput& in) {
               100 * d.compute_share, 100 * d.communication_share));
 }
 
-void MetricItems(std::string* out, const HtmlReportInput& in) {
+void MetricItems(std::string* out, const Report& in) {
   const WhatIfResult& r = in.result;
   Item(out, "slowdown S",
        StrFormat("%.4f (waste %.1f%% of the GPU time, 1 - 1/S)", r.slowdown,
@@ -313,7 +313,7 @@ void MetricItems(std::string* out, const HtmlReportInput& in) {
   }
 }
 
-void Summary(std::string* out, const HtmlReportInput& in) {
+void Summary(std::string* out, const Report& in) {
   *out +=
       "<h2 id=\"summary\">On-call summary</h2>\n<dl class=\"oncall\" "
       "id=\"oncall\">\n";
@@ -398,9 +398,9 @@ void Charts(std::string* out, const WhatIfResult& r) {
       "</div></section>\n</div>\n";
 }
 
-void TimelineSection(std::string* out, const HtmlReportInput& in) {
-  if (in.timeline == nullptr) return;
-  const whatif::Timeline& t = *in.timeline;
+void TimelineSection(std::string* out, const Report& in) {
+  if (!in.slowest_step) return;
+  const whatif::Timeline& t = *in.slowest_step;
   std::set<int32_t> workers;
   for (const whatif::TimelineOp& op : t.ops) workers.insert(op.rank);
   *out += StrFormat(
@@ -414,21 +414,21 @@ void TimelineSection(std::string* out, const HtmlReportInput& in) {
       workers.size());
 }
 
-void Head(std::string* out, const HtmlReportInput& in) {
+void Head(std::string* out, const Report& in) {
   *out +=
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
       "charset=\"utf-8\">\n<meta name=\"viewport\" "
       "content=\"width=device-width, initial-scale=1\">\n";
   *out += "<meta name=\"generator\" content=\"strag; ECharts " +
           Escape(web_assets::EchartsVersion()) + "\">\n";
-  *out += "<title>strag: " + Escape(in.title) + "</title>\n<style>\n";
+  *out += "<title>strag: " + Escape(in.source) + "</title>\n<style>\n";
   *out += web_assets::ReportCss();
   *out += "</style>\n</head>\n<body>\n";
 }
 
-void Heading(std::string* out, const HtmlReportInput& in) {
+void Heading(std::string* out, const Report& in) {
   const WhatIfResult& r = in.result;
-  *out += "<h1>strag report: " + Escape(in.title) + "</h1>\n";
+  *out += "<h1>strag report: " + Escape(in.source) + "</h1>\n";
   if (r.layout == whatif::Layout::kRanks) {
     *out += StrFormat(
         "<p class=\"sub\" id=\"job\">Job: %zu traced ranks of %lld (layout "
@@ -445,7 +445,7 @@ void Heading(std::string* out, const HtmlReportInput& in) {
       r.steps.size(), r.num_ops);
 }
 
-void Scripts(std::string* out, const HtmlReportInput& in) {
+void Scripts(std::string* out, const Report& in) {
   *out += "<footer>Made by strag; charts by Apache ECharts " +
           Escape(web_assets::EchartsVersion()) +
           " (Apache-2.0), inlined: this file works offline.</footer>\n";
@@ -493,13 +493,13 @@ void InputSection(std::string* out, const InputNotes& in) {
 
 }  // namespace
 
-std::string RenderHtmlReport(const HtmlReportInput& in) {
+std::string RenderHtmlReport(const Report& in) {
   std::string out;
   out.reserve(web_assets::EchartsJs().size() + (1 << 16));
   Head(&out, in);
   Heading(&out, in);
   Summary(&out, in);
-  if (in.input) InputSection(&out, *in.input);
+  if (in.notes) InputSection(&out, *in.notes);
   Findings(&out, in.diagnosis);
   Charts(&out, in.result);
   RankedWorkers(&out, in.result);

@@ -12,35 +12,17 @@
 #include <string>
 #include <string_view>
 
-#include "diagnose/diagnosis.h"
-#include "econ/step_cost.h"
-#include "report/input_notes.h"
-#include "trace/job_meta.h"
-#include "whatif/analysis.h"
-#include "whatif/timeline.h"
+#include "report/report.h"
 
 namespace strag::report {
 
-// What one report shows. Nothing is owned; everything must outlive the call.
-struct HtmlReportInput {
-  std::string title;  // page title and heading, e.g. the trace file name
-  const whatif::WhatIfResult& result;
-  const trace::JobMeta& meta;
-  const diagnose::Diagnosis& diagnosis;
-  const econ::StepCost& cost;  // gpus == 0: no cost lines
-  // The worst step's ops, actual vs ideal; null: no timeline section.
-  const whatif::Timeline* timeline = nullptr;
-  // What was read and what was wrong with it (profiler traces); null: none.
-  const InputNotes* input = nullptr;
-};
-
-// The timeline shows at most this many workers: those with critical-path
-// ops, then the largest straggler's pipeline, then the lowest ranks.
+// Workers shown in the timeline section (the straggler's DP replica first).
 inline constexpr size_t kMaxTimelineWorkers = 48;
 
-// The HTML text (UTF-8). Deterministic: the same input gives the same bytes.
+// The page's title and heading are the report's source; the timeline
+// section shows its slowest step (none without). The HTML text (UTF-8). Deterministic: the same input gives the same bytes.
 // Cost O(workers + steps + timeline ops) plus the inlined assets (~1.2 MB).
-std::string RenderHtmlReport(const HtmlReportInput& in);
+std::string RenderHtmlReport(const Report& report);
 
 // The assets inlined into every report (generated source, see
 // cmake/echarts.cmake).

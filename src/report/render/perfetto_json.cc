@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/render/json_writer.h"
+#include "base/json_writer.h"
 #include "trace/op_type.h"
 
 namespace strag::report {
@@ -212,8 +212,8 @@ int64_t EmitStep(EventSink& sink, const whatif::Timeline& tl, int64_t offset_ns,
 
 }  // namespace
 
-std::string RenderPerfettoJson(const std::vector<whatif::Timeline>& steps,
-                               std::string_view title) {
+std::string RenderPerfettoTimelines(const std::vector<whatif::Timeline>& steps,
+                                    std::string_view title) {
   // Ordered by rank: process order and output are deterministic.
   std::map<int32_t, Worker> workers;
   for (const whatif::Timeline& tl : steps) {
@@ -249,6 +249,10 @@ std::string RenderPerfettoJson(const std::vector<whatif::Timeline>& steps,
   out += meta.str();
   out += "\n}\n";
   return out;
+}
+
+std::string RenderPerfettoJson(const Report& report) {
+  return RenderPerfettoTimelines(report.timelines, report.source);
 }
 
 }  // namespace strag::report

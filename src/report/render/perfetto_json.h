@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/report.h"
 #include "whatif/timeline.h"
 
 namespace strag::report {
@@ -38,8 +39,11 @@ namespace strag::report {
 // - One global instant per step marks its start.
 // Deterministic: the same input gives byte-identical output. Cost
 // O(total ops + workers log workers).
-std::string RenderPerfettoJson(const std::vector<whatif::Timeline>& steps,
-                               std::string_view title);
+std::string RenderPerfettoTimelines(const std::vector<whatif::Timeline>& steps,
+                                    std::string_view title);
+
+// The report's timelines (ReportOptions::timelines), titled by its source.
+std::string RenderPerfettoJson(const Report& report);
 
 }  // namespace strag::report
 

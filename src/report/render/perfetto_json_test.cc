@@ -120,7 +120,7 @@ std::vector<Event> OfPhase(const std::vector<Event>& events,
 TEST(PerfettoJsonTest, OneProcessPerWorkerWithTwoThreads) {
   simdjson::dom::parser parser;
   const auto events =
-      ParseEvents(RenderPerfettoJson({TwoWorkerStep(7)}, "t"), parser);
+      ParseEvents(RenderPerfettoTimelines({TwoWorkerStep(7)}, "t"), parser);
   std::set<int64_t> named, sliced;
   int threads = 0;
   for (const Event& e : OfPhase(events, "M")) {
@@ -139,7 +139,7 @@ TEST(PerfettoJsonTest, OneProcessPerWorkerWithTwoThreads) {
 TEST(PerfettoJsonTest, TimestampsAreMicroseconds) {
   simdjson::dom::parser parser;
   const auto events =
-      ParseEvents(RenderPerfettoJson({TwoWorkerStep(7)}, "t"), parser);
+      ParseEvents(RenderPerfettoTimelines({TwoWorkerStep(7)}, "t"), parser);
   int found = 0;
   for (const Event& e : OfPhase(events, "X")) {
     EXPECT_GE(e.ts, 0.0);
@@ -162,7 +162,7 @@ TEST(PerfettoJsonTest, TimestampsAreMicroseconds) {
 TEST(PerfettoJsonTest, EveryFlowStartHasOneEndInsideItsSlices) {
   simdjson::dom::parser parser;
   const auto events =
-      ParseEvents(RenderPerfettoJson({TwoWorkerStep(7)}, "t"), parser);
+      ParseEvents(RenderPerfettoTimelines({TwoWorkerStep(7)}, "t"), parser);
   std::map<int64_t, int> starts, ends;
   const auto slices = OfPhase(events, "X");
   for (const Event& e : events) {
@@ -198,7 +198,7 @@ TEST(PerfettoJsonTest, EveryFlowStartHasOneEndInsideItsSlices) {
 TEST(PerfettoJsonTest, StepsDoNotOverlapAndFlowIdsStayUnique) {
   simdjson::dom::parser parser;
   const auto events = ParseEvents(
-      RenderPerfettoJson({TwoWorkerStep(1), TwoWorkerStep(2)}, "t"), parser);
+      RenderPerfettoTimelines({TwoWorkerStep(1), TwoWorkerStep(2)}, "t"), parser);
   std::map<int64_t, std::pair<double, double>> span;  // step -> [min, max]
   for (const Event& e : OfPhase(events, "X")) {
     auto [it, fresh] = span.try_emplace(e.step, e.ts, e.ts + e.dur);
@@ -216,8 +216,8 @@ TEST(PerfettoJsonTest, StepsDoNotOverlapAndFlowIdsStayUnique) {
 TEST(PerfettoJsonTest, DeterministicAndEscapesTitle) {
   const std::vector<Timeline> steps = {TwoWorkerStep(1), TwoWorkerStep(2)};
   const std::string title = "job \"x\"\n";
-  const std::string json = RenderPerfettoJson(steps, title);
-  EXPECT_EQ(json, RenderPerfettoJson(steps, title));
+  const std::string json = RenderPerfettoTimelines(steps, title);
+  EXPECT_EQ(json, RenderPerfettoTimelines(steps, title));
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS);
@@ -228,7 +228,7 @@ TEST(PerfettoJsonTest, DeterministicAndEscapesTitle) {
 
 TEST(PerfettoJsonTest, EmptyInputIsValid) {
   simdjson::dom::parser parser;
-  EXPECT_TRUE(ParseEvents(RenderPerfettoJson({}, ""), parser).empty());
+  EXPECT_TRUE(ParseEvents(RenderPerfettoTimelines({}, ""), parser).empty());
 }
 
 }  // namespace

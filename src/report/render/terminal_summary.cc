@@ -164,12 +164,14 @@ void Input(std::string* out, const InputNotes& in) {
 
 }  // namespace
 
-std::string RenderTerminalSummary(const WhatIfResult& r,
-                                  const trace::JobMeta& meta,
+std::string RenderTerminalSummary(const Report& report,
                                   const SummaryOptions& options) {
+  const WhatIfResult& r = report.result;
+  const trace::JobMeta& meta = report.meta;
+  const econ::StepCost& cost = report.cost;
   std::string out;
   const bool ranks = r.layout == whatif::Layout::kRanks;
-  out += StrFormat("strag analyze: %s\n", options.source.c_str());
+  out += StrFormat("strag analyze: %s\n", report.source.c_str());
   if (ranks) {
     out += StrFormat(
         "  job: %zu traced ranks of %lld (layout not in the traces), %zu "
@@ -183,11 +185,9 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
         r.dp, r.pp, meta.tp, meta.cp, r.vpp, r.workers.size(), r.steps.size(),
         r.num_ops);
   }
-  if (options.input) Input(&out, *options.input);
+  if (report.notes) Input(&out, *report.notes);
   out += "\n";
-  if (options.diagnosis) {
-    OnCall(&out, *options.diagnosis, options.cost, options.color, ranks);
-  }
+  OnCall(&out, report.diagnosis, cost, options.color, ranks);
   const double t = PairwiseMean(r.step_t_replayed);
   const double obs = PairwiseMean(r.step_t_observed);
   const double ideal = r.step_t_ideal.empty() ? 0.0 : r.step_t_ideal[0];
@@ -199,8 +199,8 @@ std::string RenderTerminalSummary(const WhatIfResult& r,
       "  waste            %6.1f%%   of the job's GPU time is lost "
       "to stragglers (1 - 1/S)\n",
       100.0 * r.waste);
-  if (options.cost.gpus > 0) {
-    const econ::StepCost& c = options.cost;
+  if (cost.gpus > 0) {
+    const econ::StepCost& c = cost;
     out += StrFormat(
         "  utilization      %6.1f%%   of the allocated GPU time does "
         "useful work (T_ideal / observed step)\n",

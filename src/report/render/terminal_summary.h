@@ -6,26 +6,17 @@
 
 #include <string>
 
-#include "diagnose/diagnosis.h"
-#include "econ/step_cost.h"
-#include "report/input_notes.h"
-#include "trace/job_meta.h"
-#include "whatif/analysis.h"
+#include "report/report.h"
 
 namespace strag::report {
 
 struct SummaryOptions {
-  std::string source;   // what was analysed (file name)
-  int top = 5;          // rows per ranking
-  econ::StepCost cost;  // gpus == 0: not shown
-  const diagnose::Diagnosis* diagnosis = nullptr;  // not owned; optional
+  int top = 5;         // rows per ranking
   bool color = false;  // ANSI colours (the CLI sets it on a terminal only)
-  const InputNotes* input = nullptr;  // not owned; optional
 };
 
-std::string RenderTerminalSummary(const whatif::WhatIfResult& result,
-                                  const trace::JobMeta& meta,
-                                  const SummaryOptions& options);
+std::string RenderTerminalSummary(const Report& report,
+                                  const SummaryOptions& options = {});
 
 }  // namespace strag::report
 

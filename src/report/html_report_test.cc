@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "base/f32.h"
+#include "report/inputs.h"
+#include "report/report.h"
 #include "sim/synth_test_util.h"
 #include "sim/trace_synth.h"
 
@@ -50,12 +51,7 @@ std::string DataBlob(const std::string& html) {
 // A real analysed job: DP 4 x PP 2, 4 microbatches, 6 steps; the worker at
 // DP rank 1 of stage 1 computes 30% slower.
 struct Job {
-  whatif::PreparedTrace prepared;
-  whatif::WhatIfResult result;
-  trace::JobMeta meta;
-  diagnose::Diagnosis diagnosis;
-  econ::StepCost cost;
-  whatif::Timeline timeline;
+  Report report;
 
   Job() {
     const sim::SynthJob spec{
@@ -67,27 +63,18 @@ struct Job {
       return 0.001;
     });
     EXPECT_TRUE(table.ok()) << table.status().message();
-    auto p = whatif::PrepareTrace(*table, meta);
-    EXPECT_TRUE(p.ok()) << p.status().message();
-    prepared = std::move(*p);
-    auto r = whatif::Analyze(prepared, {});
+    auto in = OpsTableInput(*table, {}, "demo job");
+    EXPECT_TRUE(in.ok()) << in.status().message();
+    auto r = BuildReport(std::move(*in), {.gpus = 8});
     EXPECT_TRUE(r.ok()) << r.status().message();
-    result = std::move(*r);
-    diagnosis = diagnose::Diagnose(prepared, result, {});
-    cost = econ::ComputeStepCost(PairwiseMean(result.step_t_observed),
-                                 PairwiseMean(result.step_t_ideal), 8, 2.0);
-    auto t = whatif::BuildTimeline(prepared, 0, result.ideal_node_cost);
-    EXPECT_TRUE(t.ok()) << t.status().message();
-    if (t.ok()) timeline = std::move(*t);
+    report = std::move(*r);
   }
 
-  HtmlReportInput Input(std::string title, bool with_timeline = true) const {
-    return {.title = std::move(title),
-            .result = result,
-            .meta = meta,
-            .diagnosis = diagnosis,
-            .cost = cost,
-            .timeline = with_timeline ? &timeline : nullptr};
+  Report Input(std::string title, bool with_timeline = true) const {
+    Report copy = report;
+    copy.source = std::move(title);
+    if (!with_timeline) copy.slowest_step.reset();
+    return copy;
   }
 };
 
@@ -131,16 +118,16 @@ TEST(HtmlReportTest, DataBlobHoldsTheChartsData) {
   EXPECT_GT(doc["by_optype"]["keys"].get_array().size(), 1u);
   simdjson::dom::element t = doc["timeline"];
   EXPECT_EQ(t["rows"].get_array().size(), 16u);  // two rows per worker
-  EXPECT_EQ(t["ops"].get_array().size(), 2 * job.timeline.ops.size());
+  EXPECT_EQ(t["ops"].get_array().size(), 2 * job.report.slowest_step->ops.size());
   EXPECT_GT(double(t["step_ms"]), double(t["ideal_step_ms"]));
 }
 
 TEST(HtmlReportTest, EscapesAllText) {
   Job job = SharedJob();
-  job.diagnosis.scope = "<img src=x onerror=alert(1)>";
+  job.report.diagnosis.scope = "<img src=x onerror=alert(1)>";
   diagnose::Finding finding;
   finding.evidence = "a </script><script>alert(2)</script> & \"b\"";
-  job.diagnosis.findings.push_back(finding);
+  job.report.diagnosis.findings.push_back(finding);
   std::string html = RenderHtmlReport(job.Input("<b>'title'</b> & \"more\""));
   // ECharts' own code has "<img" in strings; check strag's part of the file.
   const size_t echarts = html.find(web_assets::EchartsJs());
@@ -188,8 +175,8 @@ TEST(HtmlReportTest, TimelineShowsCriticalWorkersFirst) {
     op.on_critical_path = rank == 97;
     big.ops.push_back(op);
   }
-  HtmlReportInput in = job.Input("big");
-  in.timeline = &big;
+  Report in = job.Input("big");
+  in.slowest_step = big;
   const std::string blob = DataBlob(RenderHtmlReport(in));
   simdjson::dom::parser parser;
   simdjson::dom::element doc;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "report/render/truth_json.h"
+#include "sim/truth_json.h"
 
 #include "base/f32.h"
-#include "report/render/json_writer.h"
+#include "base/json_writer.h"
 
-namespace strag::report {
+namespace strag::sim {
 
 std::string RenderTruthJson(const sim::SimulatedJob& job) {
   const sim::JobSection& j = job.spec.job;
@@ -59,10 +59,4 @@ std::string RenderTruthJson(const sim::SimulatedJob& job) {
   return w.str() + "\n";
 }
 
-std::string RenderMetaYaml(const trace::JobMeta& meta) {
-  std::string out = "# written by strag simulate\n";
-  for (const auto& [key, value] : meta.raw) out += key + ": " + value + "\n";
-  return out;
-}
-
-}  // namespace strag::report
+}  // namespace strag::sim

@@ -22,8 +22,8 @@
 //   offset, written as microseconds with exactly three decimals (exact ns).
 // Deterministic: the same table, meta and options give byte-identical files.
 
-#ifndef STRAG_SRC_REPORT_RENDER_KINETO_JSON_H_
-#define STRAG_SRC_REPORT_RENDER_KINETO_JSON_H_
+#ifndef STRAG_SRC_INGEST_KINETO_KINETO_WRITER_H_
+#define STRAG_SRC_INGEST_KINETO_KINETO_WRITER_H_
 
 #include <cstdint>
 #include <string>
@@ -34,7 +34,7 @@
 #include "trace/job_meta.h"
 #include "trace/ops_table.h"
 
-namespace strag::report {
+namespace strag::ingest {
 
 // NCCL kernel names: kNew = NCCL >= 2.19 (`ncclDevKernel_AllReduce_Sum_bf16_
 // RING_LL(ncclDevKernelArgsStorage<4096ul>)`), kOld = earlier releases
@@ -43,8 +43,10 @@ enum class NcclKernelNames : uint8_t { kNew, kOld };
 
 struct KinetoExportOptions {
   NcclKernelNames nccl_names = NcclKernelNames::kNew;
-  // Each rank's clock is shifted by an offset drawn uniformly from
-  // [-max, +max] (rounded to whole ns) with `seed`; 0 = aligned clocks.
+  // Each rank's clock offset, ns, by Kineto rank (the ground truth of the
+  // aligner: drawn by the simulator, sim/clock_offsets.h); empty: aligned
+  // clocks. How they were drawn is recorded in the manifest.
+  std::vector<int64_t> clock_offset_ns = {};
   double max_clock_offset_ms = 0.0;
   uint64_t seed = 1;
   // Compute ops (forward, backward, optimizer) are split into this many
@@ -162,6 +164,6 @@ std::string RenderKinetoManifest(const KinetoExport& exported,
                                  const std::vector<KinetoRankStats>& stats,
                                  std::string_view file_suffix);
 
-}  // namespace strag::report
+}  // namespace strag::ingest
 
-#endif  // STRAG_SRC_REPORT_RENDER_KINETO_JSON_H_
+#endif  // STRAG_SRC_INGEST_KINETO_KINETO_WRITER_H_

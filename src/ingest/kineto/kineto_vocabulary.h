@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The vocabulary of the Kineto export (kineto_json.h): what each op type of
 // the ops table becomes (kernel names, collective, message sizes, program
-// order), and the event text writer. Internal to report/render.
+// order), and the event text writer. Internal to the writer.
 
-#ifndef STRAG_SRC_REPORT_RENDER_KINETO_VOCABULARY_H_
-#define STRAG_SRC_REPORT_RENDER_KINETO_VOCABULARY_H_
+#ifndef STRAG_SRC_INGEST_KINETO_KINETO_VOCABULARY_H_
+#define STRAG_SRC_INGEST_KINETO_KINETO_VOCABULARY_H_
 
 #include <cstdint>
 #include <limits>
@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "report/render/kineto_json.h"
+#include "ingest/kineto/kineto_writer.h"
 #include "trace/op_type.h"
 
-namespace strag::report::kineto_export {
+namespace strag::ingest::kineto_export {
 
 using trace::OpType;
 
@@ -120,6 +120,6 @@ class EventText {
 };
 
 
-}  // namespace strag::report::kineto_export
+}  // namespace strag::ingest::kineto_export
 
-#endif  // STRAG_SRC_REPORT_RENDER_KINETO_VOCABULARY_H_
+#endif  // STRAG_SRC_INGEST_KINETO_KINETO_VOCABULARY_H_

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "report/render/json_writer.h"
+#include "base/json_writer.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-namespace strag::report {
+namespace strag {
 
 void JsonWriter::Newline() {
   if (indent_ <= 0) return;
@@ -112,4 +112,4 @@ void JsonWriter::Null() {
   out_ += "null";
 }
 
-}  // namespace strag::report
+}  // namespace strag

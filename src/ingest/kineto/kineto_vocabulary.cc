@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "report/render/kineto_vocabulary.h"
+#include "ingest/kineto/kineto_vocabulary.h"
 
 #include <charconv>
 
-namespace strag::report::kineto_export {
+namespace strag::ingest::kineto_export {
 
 Kind KindOf(OpType type) {
   switch (type) {
@@ -184,4 +184,4 @@ std::string RanksText(const std::vector<int32_t>& ranks, size_t limit) {
   return text + (ranks.size() > limit ? ", ...]" : "]");
 }
 
-}  // namespace strag::report::kineto_export
+}  // namespace strag::ingest::kineto_export

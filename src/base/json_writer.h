@@ -2,15 +2,15 @@
 // JsonWriter: a small streaming JSON writer with stable, shortest
 // round-trip number formatting (non-finite numbers become null).
 
-#ifndef STRAG_SRC_REPORT_RENDER_JSON_WRITER_H_
-#define STRAG_SRC_REPORT_RENDER_JSON_WRITER_H_
+#ifndef STRAG_SRC_BASE_JSON_WRITER_H_
+#define STRAG_SRC_BASE_JSON_WRITER_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace strag::report {
+namespace strag {
 
 class JsonWriter {
  public:
@@ -63,6 +63,6 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-}  // namespace strag::report
+}  // namespace strag
 
-#endif  // STRAG_SRC_REPORT_RENDER_JSON_WRITER_H_
+#endif  // STRAG_SRC_BASE_JSON_WRITER_H_

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "report/render/kineto_json.h"
+#include "ingest/kineto/kineto_writer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,12 +9,11 @@
 #include <tuple>
 #include <utility>
 
-#include "report/render/json_writer.h"
-#include "report/render/kineto_vocabulary.h"
-#include "sim/random.h"
+#include "base/json_writer.h"
+#include "ingest/kineto/kineto_vocabulary.h"
 #include "trace/op_type.h"
 
-namespace strag::report {
+namespace strag::ingest {
 namespace {
 
 using kineto_export::OpType;
@@ -43,7 +42,6 @@ constexpr int64_t kComputeStream = 7;
 constexpr int64_t kFirstCommStream = 20;  // + the group's index on the rank
 constexpr int64_t kPidBase = 100000;      // CPU process id = base + rank
 constexpr int64_t kBaseTimeNanoseconds = 1'700'000'000'000'000'000;
-constexpr uint64_t kOffsetStream = 0x6b696e65746fULL;  // "kineto"
 constexpr int32_t kMaxKernelsPerCompute = 1000;
 constexpr size_t kListedRanks = 30;  // PyTorch's kTruncatLength
 
@@ -106,11 +104,17 @@ Result<KinetoExport> KinetoExport::Build(const trace::OpsTable& table,
   }
   out.IndexRows();
   out.BuildGroups();
-  const double max_ns = options.max_clock_offset_ms * 1e6;
-  for (KinetoWorker& w : out.workers_) {
-    const double u = sim::Uniform(
-        {options.seed, kOffsetStream, static_cast<uint64_t>(w.rank)});
-    w.clock_offset_ns = std::llround((2.0 * u - 1.0) * max_ns);
+  if (!options.clock_offset_ns.empty()) {
+    if (options.clock_offset_ns.size() != out.workers_.size()) {
+      return InvalidInput(
+          "kineto export: " + std::to_string(options.clock_offset_ns.size()) +
+          " clock offsets for " + std::to_string(out.workers_.size()) +
+          " ranks");
+    }
+    for (KinetoWorker& w : out.workers_) {
+      w.clock_offset_ns =
+          options.clock_offset_ns[static_cast<size_t>(w.rank)];
+    }
   }
   return out;
 }
@@ -780,4 +784,4 @@ std::string RenderKinetoManifest(const KinetoExport& exported,
   return w.str() + "\n";
 }
 
-}  // namespace strag::report
+}  // namespace strag::ingest

@@ -5,7 +5,7 @@
 // nanoseconds shifted by each rank's clock offset, and the output is
 // deterministic.
 
-#include "report/render/kineto_json.h"
+#include "ingest/kineto/kineto_writer.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -19,10 +19,11 @@
 #include <utility>
 #include <vector>
 
+#include "sim/clock_offsets.h"
 #include "sim/job_spec.h"
 #include "sim/simulator.h"
 
-namespace strag::report {
+namespace strag::ingest {
 namespace {
 
 using trace::OpType;
@@ -32,6 +33,17 @@ struct Sim {
   trace::OpsTable table;
   trace::JobMeta meta;
 };
+
+// Export options with clock offsets drawn as `strag simulate` draws them.
+KinetoExportOptions WithOffsets(const Sim& s, double max_ms, uint64_t seed,
+                                KinetoExportOptions o = {}) {
+  o.clock_offset_ns = sim::DrawClockOffsets(
+      seed, static_cast<size_t>(s.meta.dp) * static_cast<size_t>(s.meta.pp),
+      max_ms);
+  o.max_clock_offset_ms = max_ms;
+  o.seed = seed;
+  return o;
+}
 
 Sim Simulated(const std::string& yaml) {
   Sim s;
@@ -314,10 +326,10 @@ void ExpectSeqConsistent(const std::vector<RankFile>& files,
   if (instances) *instances = std::move(out);
 }
 
-TEST(KinetoJsonTest, OneFOneBFilesAreConsistent) {
+TEST(KinetoWriterTest, OneFOneBFilesAreConsistent) {
   Sim s = Simulated(kOneFOneB);
-  const KinetoExportOptions options{
-      .max_clock_offset_ms = 50, .seed = 11, .kernels_per_compute = 3};
+  const KinetoExportOptions options =
+      WithOffsets(s, 50, 11, {.kernels_per_compute = 3});
   auto ex = KinetoExport::Build(s.table, s.meta, options);
   ASSERT_TRUE(ex.ok()) << ex.status().message();
   ASSERT_EQ(ex->workers().size(), 6u);
@@ -360,10 +372,9 @@ TEST(KinetoJsonTest, OneFOneBFilesAreConsistent) {
 // The de-offset times are the table's, to the nanosecond; without comm
 // noise the members of a collective end together, so their raw ends differ
 // by exactly their clock offsets.
-TEST(KinetoJsonTest, ClockOffsetsShiftTimesExactly) {
+TEST(KinetoWriterTest, ClockOffsetsShiftTimesExactly) {
   Sim s = Simulated(kOneFOneB);
-  auto ex = KinetoExport::Build(s.table, s.meta,
-                                {.max_clock_offset_ms = 50, .seed = 5});
+  auto ex = KinetoExport::Build(s.table, s.meta, WithOffsets(s, 50, 5));
   ASSERT_TRUE(ex.ok());
   simdjson::dom::parser parser;
   const Rendered r = RenderAll(*ex, parser);
@@ -407,7 +418,7 @@ TEST(KinetoJsonTest, ClockOffsetsShiftTimesExactly) {
   EXPECT_GT(differing, 0);
 }
 
-TEST(KinetoJsonTest, InterleavedSkipsNoopSendsAndReceives) {
+TEST(KinetoWriterTest, InterleavedSkipsNoopSendsAndReceives) {
   Sim s = Simulated(kInterleaved);
   auto ex = KinetoExport::Build(s.table, s.meta, {});
   ASSERT_TRUE(ex.ok()) << ex.status().message();
@@ -427,10 +438,10 @@ TEST(KinetoJsonTest, InterleavedSkipsNoopSendsAndReceives) {
   ExpectSeqConsistent(r.files);
 }
 
-TEST(KinetoJsonTest, OldNcclNamesAndDeterminism) {
+TEST(KinetoWriterTest, OldNcclNamesAndDeterminism) {
   Sim s = Simulated(kOneFOneB);
-  const KinetoExportOptions old{.nccl_names = NcclKernelNames::kOld,
-                                .max_clock_offset_ms = 3};
+  const KinetoExportOptions old =
+      WithOffsets(s, 3, 1, {.nccl_names = NcclKernelNames::kOld});
   auto a = KinetoExport::Build(s.table, s.meta, old);
   auto b = KinetoExport::Build(s.table, s.meta, old);
   ASSERT_TRUE(a.ok() && b.ok());
@@ -451,8 +462,7 @@ TEST(KinetoJsonTest, OldNcclNamesAndDeterminism) {
   ASSERT_TRUE(fresh.ok());
   EXPECT_EQ(*fresh, ra.texts[2]);
   // Another seed moves the clocks, nothing else.
-  auto c = KinetoExport::Build(s.table, s.meta,
-                               {.max_clock_offset_ms = 3, .seed = 2});
+  auto c = KinetoExport::Build(s.table, s.meta, WithOffsets(s, 3, 2));
   ASSERT_TRUE(c.ok());
   EXPECT_NE(c->workers()[0].clock_offset_ns, a->workers()[0].clock_offset_ns);
   auto zero = KinetoExport::Build(s.table, s.meta, {});
@@ -469,7 +479,7 @@ TEST(KinetoJsonTest, OldNcclNamesAndDeterminism) {
             a->workers()[3].clock_offset_ns);
 }
 
-TEST(KinetoJsonTest, TruncatesLongRankListsLikePyTorch) {
+TEST(KinetoWriterTest, TruncatesLongRankListsLikePyTorch) {
   Sim s = Simulated(R"(
 job: {dp: 32, steps: 1}
 comm: {dp_allgather_ms: 1, clip_ms: 0.1}
@@ -493,7 +503,7 @@ comm: {dp_allgather_ms: 1, clip_ms: 0.1}
   EXPECT_EQ(f.pg_ranks.at("0"), first30 + ", 30, 31]");
 }
 
-TEST(KinetoJsonTest, RejectsTablesItCannotExport) {
+TEST(KinetoWriterTest, RejectsTablesItCannotExport) {
   Sim s = Simulated(kOneFOneB);
   EXPECT_FALSE(
       KinetoExport::Build(s.table, s.meta, {.kernels_per_compute = 0}).ok());
@@ -514,4 +524,4 @@ TEST(KinetoJsonTest, RejectsTablesItCannotExport) {
 }
 
 }  // namespace
-}  // namespace strag::report
+}  // namespace strag::ingest

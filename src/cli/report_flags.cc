@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/report_flags.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string_view>
+#include <vector>
+
+#include "report/render/analysis_json.h"
+#include "report/render/html_report.h"
+#include "report/render/perfetto_json.h"
+#include "report/render/terminal_summary.h"
+
+namespace strag::cli {
+
+const char kReportFlagsUsage[] =
+    "  --json FILE           write the analysis JSON (strag.analysis/1)\n"
+    "  --fix SEL             report 'fix only SEL' (repeatable), e.g. rank=5,\n"
+    "                        stage=3, dp=2, optype=backward-compute, "
+    "step=821,\n"
+    "                        stage=3,step=821 (all must match), rank=0+17 "
+    "(either)\n"
+    "  --unfix SEL           report 'un-fix only SEL' (repeatable)\n"
+    "  --pool POOL           ideal value pooled per optype (published, "
+    "default),\n"
+    "                        optype-stage, op, position (same position of\n"
+    "                        the step on every rank) or role (Kineto default:\n"
+    "                        same position on the ranks of a stage, outliers\n"
+    "                        left out, stages evened)\n"
+    "  --top N               rows per ranking in the summary (default 5)\n"
+    "  --threads N           threads for the replays (default: one per core;\n"
+    "                        results do not depend on it)\n"
+    "  --gpus N              GPUs of the job (default: the world size)\n"
+    "  --days D | --hours H  run length for the wasted GPU-hours and dollars\n"
+    "                        (default: one day)\n"
+    "  --usd-per-gpu-hour X  GPU price for the cost lines (default: the\n"
+    "                        metadata's gpu_hour_usd, else 2.00)\n"
+    "  --html FILE           self-contained HTML report (works offline)\n"
+    "  --perfetto FILE       Chrome-trace JSON of chosen steps (actual vs "
+    "ideal,\n"
+    "                        critical-path arrows) for ui.perfetto.dev\n"
+    "  --perfetto-steps A,B  steps to export (default: slowest and fastest)\n"
+    "  --quiet               print nothing (with --json)\n";
+
+namespace {
+
+// Colour only on a terminal, and never with NO_COLOR set.
+bool UseColor() {
+  return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+}
+
+Result<whatif::IdealPool> ParsePool(const Flags& flags, bool profiler) {
+  const std::string pool =
+      flags.Get("pool").value_or(profiler ? "role" : "optype");
+  if (pool == "optype") return whatif::IdealPool::kOpType;
+  if (pool == "optype-stage") return whatif::IdealPool::kOpTypeStage;
+  if (pool == "op") return whatif::IdealPool::kOp;
+  if (pool == "position") return whatif::IdealPool::kPosition;
+  if (pool == "role" && profiler) return whatif::IdealPool::kRole;
+  return InvalidInput(
+      "flag --pool: expected optype, optype-stage, op, position or (Kineto "
+      "traces) role, got \"" +
+      pool + "\"");
+}
+
+// "821,414": step ids.
+Result<std::vector<int64_t>> ParseSteps(std::string_view text) {
+  std::vector<int64_t> out;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view()
+                                           : text.substr(comma + 1);
+    int64_t step = 0;
+    const auto [ptr, ec] =
+        std::from_chars(item.data(), item.data() + item.size(), step);
+    if (ec != std::errc() || ptr != item.data() + item.size()) {
+      return InvalidInput("flag --perfetto-steps: \"" + std::string(item) +
+                          "\" is not a step id");
+    }
+    out.push_back(step);
+  }
+  return out;
+}
+
+}  // namespace
+
+void AddReportFlags(FlagSpec* spec) {
+  for (const char* f :
+       {"json", "html", "perfetto", "perfetto-steps", "fix", "unfix", "pool",
+        "top", "threads", "gpus", "days", "hours", "usd-per-gpu-hour"}) {
+    spec->with_value.insert(f);
+  }
+  spec->booleans.insert("quiet");
+}
+
+Result<std::optional<double>> UsdPerGpuHour(const Flags& flags) {
+  ASSIGN_OR_RETURN(std::optional<double> price,
+                   flags.GetDouble("usd-per-gpu-hour"));
+  if (price && *price < 0) {
+    return InvalidInput("flag --usd-per-gpu-hour: must not be negative");
+  }
+  return price;
+}
+
+Result<report::ReportOptions> ParseReportOptions(const Flags& flags,
+                                                 bool profiler) {
+  report::ReportOptions o;
+  o.whatif.fix = flags.GetAll("fix");
+  o.whatif.unfix = flags.GetAll("unfix");
+  ASSIGN_OR_RETURN(std::optional<int64_t> threads, flags.GetInt("threads"));
+  if (threads && (*threads < 1 || *threads > 256)) {
+    return InvalidInput("flag --threads: must be between 1 and 256");
+  }
+  o.whatif.threads = static_cast<size_t>(threads.value_or(0));
+  ASSIGN_OR_RETURN(o.whatif.pool, ParsePool(flags, profiler));
+  ASSIGN_OR_RETURN(std::optional<int64_t> top, flags.GetInt("top"));
+  if (top && (*top < 0 || *top > 1'000'000)) {
+    return InvalidInput("flag --top: must be between 0 and 1000000");
+  }
+  ASSIGN_OR_RETURN(o.usd_per_gpu_hour, UsdPerGpuHour(flags));
+  ASSIGN_OR_RETURN(o.gpus, flags.GetInt("gpus"));
+  if (o.gpus && *o.gpus < 1) {
+    return InvalidInput("flag --gpus: must be at least 1");
+  }
+  ASSIGN_OR_RETURN(std::optional<double> days, flags.GetDouble("days"));
+  ASSIGN_OR_RETURN(std::optional<double> hours, flags.GetDouble("hours"));
+  if (days && hours) return InvalidInput("give --days or --hours, not both");
+  o.run_days = days ? *days : hours ? *hours / 24.0 : 1.0;
+  if (!(o.run_days > 0)) {
+    return InvalidInput("flags --days / --hours: must be positive");
+  }
+  o.timelines = flags.Has("perfetto");
+  if (auto steps = flags.Get("perfetto-steps")) {
+    ASSIGN_OR_RETURN(o.timeline_steps, ParseSteps(*steps));
+  }
+  return o;
+}
+
+Status WriteReport(const Flags& flags, const report::Report& report) {
+  for (const std::string& w : report.warnings) {
+    std::fprintf(stderr, "strag: warning: %s\n", w.c_str());
+  }
+  if (auto json = flags.Get("json")) {
+    RETURN_IF_ERROR(WriteTextFile(*json, report::RenderAnalysisJson(report)));
+  }
+  if (auto html = flags.Get("html")) {
+    RETURN_IF_ERROR(WriteTextFile(*html, report::RenderHtmlReport(report)));
+  }
+  if (auto perfetto = flags.Get("perfetto")) {
+    RETURN_IF_ERROR(
+        WriteTextFile(*perfetto, report::RenderPerfettoJson(report)));
+  }
+  if (!flags.Has("quiet")) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> top, flags.GetInt("top"));
+    const std::string text = report::RenderTerminalSummary(
+        report, {.top = static_cast<int>(top.value_or(5)),
+                 .color = UseColor()});
+    std::fputs(text.c_str(), stdout);
+  }
+  return Status::Ok();
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return NotFound("cannot write " + path);
+  return Status::Ok();
+}
+
+}  // namespace strag::cli

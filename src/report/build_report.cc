@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "report/report.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+#include "base/f32.h"
+
+namespace strag::report {
+namespace {
+
+// GPUs = the job's world size (dp and pp as analysed, tp and cp from the
+// metadata, only the traced ranks when coverage is short); price from the
+// options, else the metadata's gpu_hour_usd, else the default.
+Result<econ::StepCost> JobCost(const ReportInput& in,
+                               const whatif::WhatIfResult& result,
+                               const ReportOptions& options) {
+  trace::JobMeta shape = in.meta;
+  shape.dp = result.dp;
+  shape.pp = result.pp;
+  double price = kDefaultUsdPerGpuHour;
+  for (const auto& [key, value] : in.meta.raw) {
+    if (key == "gpu_hour_usd") price = std::strtod(value.c_str(), nullptr);
+  }
+  if (options.usd_per_gpu_hour) price = *options.usd_per_gpu_hour;
+  if (!(price >= 0)) {
+    return InvalidInput("the GPU price must not be negative");
+  }
+  int64_t gpus = shape.WorldSize();
+  if (!in.coverage.empty()) {
+    gpus = static_cast<int64_t>(in.prepared.workers.size());
+  }
+  if (options.gpus) {
+    if (*options.gpus < 1) return InvalidInput("GPUs: must be at least 1");
+    gpus = *options.gpus;
+  }
+  if (!(options.run_days > 0)) {
+    return InvalidInput("the run length must be positive");
+  }
+  econ::StepCost cost = econ::ComputeStepCost(
+      PairwiseMean(result.step_t_observed), PairwiseMean(result.step_t_ideal),
+      gpus, price);
+  econ::AddRunLength(options.run_days, &cost);
+  return cost;
+}
+
+}  // namespace
+
+int32_t GpusPerNode(const trace::JobMeta& meta) {
+  for (const auto& [key, value] : meta.raw) {
+    if (key == "gpus_per_node") {
+      const long n = std::strtol(value.c_str(), nullptr, 10);
+      if (n > 0 && n < (1 << 20)) return static_cast<int32_t>(n);
+    }
+  }
+  return 8;
+}
+
+Result<std::vector<size_t>> ChooseSteps(const whatif::PreparedTrace& trace,
+                                        const whatif::WhatIfResult& result,
+                                        const std::vector<int64_t>& step_ids) {
+  std::vector<size_t> out;
+  if (step_ids.empty()) {
+    const auto& s = result.slowdown_per_step;
+    if (s.empty()) return out;
+    const auto worst =
+        static_cast<size_t>(std::max_element(s.begin(), s.end()) - s.begin());
+    const auto best =
+        static_cast<size_t>(std::min_element(s.begin(), s.end()) - s.begin());
+    out.push_back(worst);
+    if (best != worst) out.push_back(best);
+    return out;
+  }
+  for (int64_t step : step_ids) {
+    const auto it =
+        std::lower_bound(trace.steps.begin(), trace.steps.end(), step);
+    if (it == trace.steps.end() || *it != step) {
+      return InvalidInput("step " + std::to_string(step) +
+                          " is not a step of the trace");
+    }
+    out.push_back(static_cast<size_t>(it - trace.steps.begin()));
+  }
+  return out;
+}
+
+Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
+  Report report;
+  ASSIGN_OR_RETURN(report.result, whatif::Analyze(in.prepared, options.whatif));
+  const whatif::WhatIfResult& result = report.result;
+  ASSIGN_OR_RETURN(report.cost, JobCost(in, result, options));
+  report.diagnosis = diagnose::Diagnose(
+      in.prepared, result,
+      {.gpus_per_node = GpusPerNode(in.meta), .tp = in.meta.tp});
+  if (!in.coverage.empty()) {
+    diagnose::WithoutDiagnosis(in.coverage, &report.diagnosis);
+  }
+  ASSIGN_OR_RETURN(const std::vector<size_t> slowest,
+                   ChooseSteps(in.prepared, result, {}));
+  if (!slowest.empty()) {
+    ASSIGN_OR_RETURN(
+        whatif::Timeline timeline,
+        whatif::BuildTimeline(in.prepared, slowest[0], result.ideal_node_cost));
+    diagnose::AddWorstStep(timeline, &report.diagnosis);
+    report.slowest_step = std::move(timeline);
+  }
+  if (options.timelines) {
+    ASSIGN_OR_RETURN(const std::vector<size_t> steps,
+                     ChooseSteps(in.prepared, result, options.timeline_steps));
+    for (size_t k : steps) {
+      ASSIGN_OR_RETURN(
+          whatif::Timeline t,
+          whatif::BuildTimeline(in.prepared, k, result.ideal_node_cost));
+      report.timelines.push_back(std::move(t));
+    }
+  }
+  if (!in.notes && in.meta.dp > 0 && in.meta.dp != in.prepared.dp) {
+    report.warnings.push_back(
+        "metadata says dp " + std::to_string(in.meta.dp) +
+        " but the trace has " + std::to_string(in.prepared.dp) +
+        " DP ranks; using the trace");
+  }
+  report.source = std::move(in.source);
+  report.meta = std::move(in.meta);
+  report.notes = std::move(in.notes);
+  return report;
+}
+
+}  // namespace strag::report

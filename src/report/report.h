@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// Report: everything a front-end shows about one analysed job (the what-if
+// result, the diagnosis, the costs, what was wrong with the input, the
+// timelines of chosen steps), and BuildReport, the one pipeline every
+// front-end calls: `strag analyze`, `strag simulate --analyze`, and later
+// the planner, the collector and the Python module. Renderers
+// (report/render/) take a `const Report&` and compute nothing.
+//
+// Pure: no I/O. Cost: the what-if analysis (whatif/analysis.h), then one
+// timeline per chosen step.
+
+#ifndef STRAG_SRC_REPORT_REPORT_H_
+#define STRAG_SRC_REPORT_REPORT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "diagnose/diagnosis.h"
+#include "econ/step_cost.h"
+#include "report/input_notes.h"
+#include "trace/job_meta.h"
+#include "whatif/analysis.h"
+#include "whatif/prepared_trace.h"
+#include "whatif/timeline.h"
+
+namespace strag::report {
+
+inline constexpr double kDefaultUsdPerGpuHour = 2.0;
+
+// A job as read, ready for the analysis.
+struct ReportInput {
+  std::string source = {};  // what was analysed: a path, "simulated NAME"
+  whatif::PreparedTrace prepared = {};
+  trace::JobMeta meta = {};  // layout flags applied
+  // Profiler traces: what was read and what was wrong with it.
+  std::optional<InputNotes> notes = {};
+  // Why the input cannot carry a diagnosis (too few ranks traced), or "":
+  // then the numbers describe the traced ranks only, and costs too.
+  std::string coverage = {};
+};
+
+struct ReportOptions {
+  whatif::WhatIfOptions whatif = {};  // ideal pool, fix / unfix, threads
+  // The job's price and size: GPUs (default: its world size), dollars per
+  // GPU-hour (default: the metadata's gpu_hour_usd, else 2.00), run length.
+  std::optional<int64_t> gpus = {};
+  std::optional<double> usd_per_gpu_hour = {};
+  double run_days = 1.0;
+  // Timelines for the Perfetto view: none, or these step ids (empty: the
+  // slowest and the fastest step).
+  bool timelines = false;
+  std::vector<int64_t> timeline_steps = {};
+};
+
+struct Report {
+  std::string source;
+  trace::JobMeta meta;
+  whatif::WhatIfResult result;
+  econ::StepCost cost;
+  diagnose::Diagnosis diagnosis;
+  std::optional<InputNotes> notes;
+  // The slowest step's ops, actual vs ideal (HTML report, diagnosis detail);
+  // absent without steps.
+  std::optional<whatif::Timeline> slowest_step;
+  std::vector<whatif::Timeline> timelines;  // ReportOptions::timelines
+  // Found while building: what in the metadata the trace contradicts.
+  std::vector<std::string> warnings;
+};
+
+// Analyses `input` and assembles the report. kInvalidInput for options that
+// do not fit the job (a timeline step the trace does not have, a
+// non-positive run length or GPU count).
+Result<Report> BuildReport(ReportInput input, const ReportOptions& options);
+
+// The steps to show (indices into the trace's steps): `step_ids`, or when
+// empty the slowest and the fastest step by S of the step.
+Result<std::vector<size_t>> ChooseSteps(const whatif::PreparedTrace& trace,
+                                        const whatif::WhatIfResult& result,
+                                        const std::vector<int64_t>& step_ids);
+
+// The metadata's gpus_per_node, else 8.
+int32_t GpusPerNode(const trace::JobMeta& meta);
+
+}  // namespace strag::report
+
+#endif  // STRAG_SRC_REPORT_REPORT_H_
