@@ -8,10 +8,11 @@
 #ifndef STRAG_SRC_BASE_STATUS_H_
 #define STRAG_SRC_BASE_STATUS_H_
 
-#include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
+
+#include "base/check.h"
 
 namespace strag {
 
@@ -62,22 +63,22 @@ class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
-    assert(!status_.ok() && "Result constructed from an ok Status");
+    STRAG_CHECK(!status_.ok(), "Result constructed from an ok Status");
   }
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
 
   T& value() & {
-    assert(ok() && "value() of a failed Result");
+    STRAG_CHECK(ok(), "value() of a failed Result");
     return *value_;
   }
   const T& value() const& {
-    assert(ok() && "value() of a failed Result");
+    STRAG_CHECK(ok(), "value() of a failed Result");
     return *value_;
   }
   T&& value() && {
-    assert(ok() && "value() of a failed Result");
+    STRAG_CHECK(ok(), "value() of a failed Result");
     return std::move(*value_);
   }
   T* operator->() { return &value(); }

@@ -2,13 +2,14 @@
 #include "econ/tail.h"
 
 #include <algorithm>
-#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
 #include <utility>
 #include <vector>
+
+#include "base/check.h"
 
 namespace strag::econ {
 namespace {
@@ -426,7 +427,7 @@ double ProbabilityAbove(const Distribution& d, double threshold_s) {
 }
 
 double ExpectedOrderStatistic(const Distribution& d, int64_t k, int64_t n) {
-  assert(k >= 1 && k <= n && "order statistic out of range");
+  STRAG_CHECK(k >= 1 && k <= n, "order statistic out of range");
   switch (d.kind) {
     case Kind::kNormal:
       if (d.sigma_s == 0) return d.mean_s;
@@ -453,7 +454,7 @@ double ExpectedMax(const Distribution& d, int64_t n) {
 }
 
 double StdMax(const Distribution& d, int64_t n) {
-  assert(n >= 1 && "StdMax needs at least one worker");
+  STRAG_CHECK(n >= 1, "StdMax needs at least one worker");
   switch (d.kind) {
     case Kind::kNormal:
       if (d.sigma_s == 0) return 0;
@@ -475,7 +476,7 @@ double StdMax(const Distribution& d, int64_t n) {
 }
 
 double ExpectedWithBackups(const Distribution& d, int64_t n, int64_t backups) {
-  assert(n >= 1 && backups >= 0 && "bad worker counts");
+  STRAG_CHECK(n >= 1 && backups >= 0, "bad worker counts");
   return ExpectedOrderStatistic(d, n, n + backups);
 }
 

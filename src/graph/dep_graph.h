@@ -11,13 +11,13 @@
 #ifndef STRAG_SRC_GRAPH_DEP_GRAPH_H_
 #define STRAG_SRC_GRAPH_DEP_GRAPH_H_
 
-#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "base/check.h"
 #include "base/status.h"
 
 namespace strag::graph {
@@ -47,7 +47,7 @@ class DepGraph {
   // Adds u -> v (v depends on u). Duplicate edges are ignored by Finalize.
   // Only before Finalize.
   void AddEdge(NodeId u, NodeId v) {
-    assert(v < deps_.size() && "AddEdge after Finalize");
+    STRAG_CHECK(v < deps_.size(), "AddEdge after Finalize");
     deps_[v].push_back(u);
   }
   // Adds a comm group; every member must belong to at most one group.

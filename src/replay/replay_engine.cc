@@ -2,8 +2,9 @@
 #include "replay/replay_engine.h"
 
 #include <algorithm>
-#include <cassert>
 #include <limits>
+
+#include "base/check.h"
 
 namespace strag::replay {
 namespace {
@@ -163,9 +164,14 @@ void WindowStepTimes(const ReplayInput& in, const Window& w,
 StepTimes Replay(const ReplayInput& in, ReplayWorkspace* ws, ReplayTimes* keep,
                  const WindowVisitor& visit) {
   const size_t n = in.graph->num_nodes();
-  assert(in.cost.rows.size() == n && in.cost.values.size() == n);
-  assert(in.launch_delay.empty() || in.launch_delay.size() == n * in.num_lanes);
-  assert(!in.sync_offsets.empty() && in.sync_offsets.back() == in.num_lanes);
+  STRAG_CHECK(in.cost.rows.size() == n && in.cost.values.size() == n,
+              "one cost row and value per node");
+  STRAG_CHECK(
+      in.launch_delay.empty() || in.launch_delay.size() == n * in.num_lanes,
+      "launch delays: none, or one per (node, lane)");
+  STRAG_CHECK(
+      !in.sync_offsets.empty() && in.sync_offsets.back() == in.num_lanes,
+      "sync offsets end at the number of lanes");
   const size_t domains = in.sync_offsets.size() - 1;
   StepTimes out;
   out.span.resize(domains);

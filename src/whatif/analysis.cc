@@ -214,6 +214,178 @@ int64_t WorldSize(const WhatIfResult& r, const trace::JobMeta& meta) {
   return shape.WorldSize();
 }
 
+namespace {
+
+// Step 1: the --fix / --unfix selections, parsed first so that a bad one
+// fails before any replay.
+Result<std::vector<Selection>> ParseSelections(const PreparedTrace& t,
+                                               const WhatIfOptions& options) {
+  std::vector<Selection> out;
+  for (const auto* list : {&options.fix, &options.unfix}) {
+    for (const std::string& text : *list) {
+      ASSIGN_OR_RETURN(Selection x, ParseSelection(text, t));
+      out.push_back(std::move(x));
+    }
+  }
+  return out;
+}
+
+// Step 2 (§6.1): T, the traced durations replayed without launch delays;
+// the replayed durations D_nd of plain ops become the counterfactuals'
+// traced costs. Then the self-test: with the measured launch delays the
+// replay gives the trace back (its largest error goes into `r`).
+struct TracedReplay {
+  replay::StepTimes times;
+  BigVector<double> cost_nd;
+};
+
+TracedReplay ReplayTraced(const PreparedTrace& t, ScenarioRunner* main,
+                          WhatIfResult* r) {
+  const size_t n = t.num_nodes(), inst = t.num_instances();
+  main->SetCosts(t.cost, {});
+  // Lanes are instances here: window lane lo + l is instance lo + l.
+  TracedReplay out{{}, BigVector<double>(t.cost)};
+  out.times = main->RunTraced({}, [&](const replay::WindowTimes& w) {
+    for (NodeId v = 0; v < n; ++v) {
+      if (t.model.graph.is_comm(v)) continue;
+      const double* s = w.start + v * w.stride;
+      const double* e = w.end + v * w.stride;
+      double* o = out.cost_nd.data() + v * inst + w.lo;
+      for (size_t l = 0; l < w.lanes; ++l) o[l] = e[l] - s[l];
+    }
+  });
+  main->RunTraced(t.launch_delay, [&](const replay::WindowTimes& w) {
+    for (NodeId v = 0; v < n; ++v) {
+      const double* s = w.start + v * w.stride;
+      const float* traced = t.start.data() + v * inst + w.lo;
+      for (size_t l = 0; l < w.lanes; ++l) {
+        r->self_test_max_error_s =
+            std::max(r->self_test_max_error_s,
+                     std::abs(s[l] - static_cast<double>(traced[l])));
+      }
+    }
+  });
+  return out;
+}
+
+// Step 3 (§6.2): T_ideal, every op at its pooled ideal value, replayed
+// once (one lane: the ideal step is the same for every step).
+struct IdealReplay {
+  std::vector<double> node_cost;  // the pooled ideal input per node
+  std::vector<double> cost;       // plain ops: replayed D_id
+  double span = 0, opt = 0;
+};
+
+Result<IdealReplay> ReplayIdeal(const PreparedTrace& t,
+                                const BigVector<double>& cost_nd,
+                                IdealPool pool, ScenarioRunner* main) {
+  IdealReplay out;
+  out.node_cost = IdealCosts(t, cost_nd, pool);
+  main->SetCosts(t.cost, out.node_cost);
+  const replay::StepTimes id = main->RunIdealLane();
+  out.cost = out.node_cost;
+  for (NodeId v = 0; v < t.num_nodes(); ++v) {
+    if (!t.model.graph.is_comm(v)) {
+      out.cost[v] = main->times().end[v] - main->times().start[v];
+    }
+  }
+  out.span = id.span[0];
+  out.opt = id.opt[0];
+  if (!(out.opt > 0) || !std::isfinite(out.opt)) {
+    return InvalidInput("the ideal step time is " + std::to_string(out.opt) +
+                        " s: every op of the trace has zero duration");
+  }
+  return out;
+}
+
+// Step 4: S, the waste, the launch slowdown, per step and overall, and the
+// ideal value of each op type (published pool).
+void Slowdowns(const PreparedTrace& t, const replay::StepTimes& nd,
+               const IdealReplay& ideal, IdealPool pool, WhatIfResult* r) {
+  r->step_t_replayed = nd.span;
+  r->step_t_ideal.assign(t.steps.size(), ideal.span);
+  // The mean of the per-step ideal series (all equal), summed as the
+  // published tool sums it: not always bit-equal to the value itself.
+  const double mean_ideal_opt =
+      Mean(std::vector<double>(t.steps.size(), ideal.opt));
+  r->slowdown = Mean(nd.span) / mean_ideal_opt;
+  r->waste = 1.0 - 1.0 / r->slowdown;
+  r->launch_slowdown =
+      static_cast<double>(PairwiseMeanF32(t.step_t_base)) / Mean(nd.opt);
+  for (size_t s = 0; s < t.steps.size(); ++s) {
+    r->slowdown_per_step.push_back(nd.span[s] / ideal.opt);
+    r->launch_slowdown_per_step.push_back(
+        static_cast<double>(t.step_t_base[s]) / nd.opt[s]);
+  }
+  for (NodeId v = 0; v < t.num_nodes() && pool == IdealPool::kOpType; ++v) {
+    const std::string name(trace::OpTypeName(t.model.keys[v].type));
+    if (std::none_of(r->ideal.begin(), r->ideal.end(),
+                     [&](const IdealValue& x) { return x.op_type == name; })) {
+      r->ideal.push_back(IdealValue{name, ideal.node_cost[v]});
+    }
+  }
+}
+
+// The worst `percent`% of workers by score (at least one).
+std::vector<Worker> WorstWorkers(const PreparedTrace& t, const WhatIfResult& r,
+                                 int percent) {
+  const auto p = static_cast<size_t>(std::max(1, percent));
+  const size_t count = (p * t.workers.size() + 99) / 100;  // ceil
+  std::vector<Worker> out;
+  for (size_t k = 0; k < count && k < r.workers.size(); ++k) {
+    out.push_back(Worker{r.workers[k].rank, r.workers[k].dp, r.workers[k].pp});
+  }
+  return out;
+}
+
+// What a counterfactual is reported as.
+enum class Role : uint8_t { kWorstWorkers, kLastStage, kFix, kUnfix };
+
+struct Scenario {
+  Selection selection;
+  Role role;
+};
+
+// Step 5 (§7.7): fix only / un-fix only each scenario, each against the
+// traced and the ideal base, all replays spread over the runners; then
+// each explained into its place of the result.
+void Counterfactuals(const PreparedTrace& t, std::vector<Scenario> scenarios,
+                     const std::vector<Worker>& worst,
+                     std::vector<ScenarioRunner>* runners,
+                     const BigVector<double>& cost_nd,
+                     const IdealReplay& ideal, double t_ori, WhatIfResult* r) {
+  std::vector<Task> tasks;
+  for (const Scenario& x : scenarios) {
+    tasks.push_back({Base::kTraced, x.selection, {}});
+    tasks.push_back({Base::kIdeal, x.selection, {}});
+  }
+  RunTasks(&tasks, runners, cost_nd, ideal.cost);
+  const double mean_ideal_span = Mean(r->step_t_ideal);
+  for (size_t k = 0; k < scenarios.size(); ++k) {
+    Counterfactual c = Explain(scenarios[k].selection, tasks[2 * k],
+                               tasks[2 * k + 1], t_ori, mean_ideal_span);
+    switch (scenarios[k].role) {
+      case Role::kWorstWorkers:
+        for (const Worker& w : worst) c.ranks.push_back(w.rank);
+        r->fix_worst_workers = std::move(c);
+        break;
+      case Role::kLastStage:
+        for (const trace::RankPlace& w : t.topology.places) {
+          if (w.pp == t.topology.pp - 1) c.ranks.push_back(w.rank);
+        }
+        r->fix_last_stage = std::move(c);
+        break;
+      case Role::kFix:
+      case Role::kUnfix:
+        c.unfix = scenarios[k].role == Role::kUnfix;
+        r->selected.push_back(std::move(c));
+        break;
+    }
+  }
+}
+
+}  // namespace
+
 Result<WhatIfResult> Analyze(const PreparedTrace& t,
                              const WhatIfOptions& options) {
   WhatIfResult r;
@@ -223,135 +395,42 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   r.num_ops = t.num_nodes() * t.num_instances();
   r.steps = t.steps;
   r.step_t_observed.assign(t.step_t_base.begin(), t.step_t_base.end());
-  const size_t n = t.num_nodes(), inst = t.num_instances();
-  // Selections are parsed first so that a bad one fails fast.
-  std::vector<Selection> selected;
-  for (const auto* list : {&options.fix, &options.unfix}) {
-    for (const std::string& text : *list) {
-      ASSIGN_OR_RETURN(Selection x, ParseSelection(text, t));
-      selected.push_back(std::move(x));
-    }
-  }
+  ASSIGN_OR_RETURN(std::vector<Selection> selected,
+                   ParseSelections(t, options));
   // One runner (replay workspace) per thread, reused by every scenario.
   std::vector<ScenarioRunner> runners;
   const size_t threads = options.threads ? options.threads : HardwareThreads();
   runners.reserve(threads);
   for (size_t k = 0; k < threads; ++k) runners.emplace_back(t);
-  ScenarioRunner& main = runners.front();
 
-  // T: the traced durations replayed without launch delays (§6.1).
-  main.SetCosts(t.cost, {});
-  // Lanes are instances here: window lane lo + l is instance lo + l.
-  BigVector<double> cost_nd(t.cost);  // plain ops: replayed durations D_nd
-  const replay::StepTimes nd =
-      main.RunTraced({}, [&](const replay::WindowTimes& w) {
-        for (NodeId v = 0; v < n; ++v) {
-          if (t.model.graph.is_comm(v)) continue;
-          const double* s = w.start + v * w.stride;
-          const double* e = w.end + v * w.stride;
-          double* out = cost_nd.data() + v * inst + w.lo;
-          for (size_t l = 0; l < w.lanes; ++l) out[l] = e[l] - s[l];
-        }
-      });
-  // Self-test: with the measured launch delays the replay gives the trace.
-  main.RunTraced(t.launch_delay, [&](const replay::WindowTimes& w) {
-    for (NodeId v = 0; v < n; ++v) {
-      const double* s = w.start + v * w.stride;
-      const float* traced = t.start.data() + v * inst + w.lo;
-      for (size_t l = 0; l < w.lanes; ++l) {
-        r.self_test_max_error_s =
-            std::max(r.self_test_max_error_s,
-                     std::abs(s[l] - static_cast<double>(traced[l])));
-      }
-    }
-  });
-
-  // T_ideal: every op at its pooled ideal value (§6.2).
-  const std::vector<double> ideal_in = IdealCosts(t, cost_nd, options.pool);
-  r.ideal_node_cost = ideal_in;
-  main.SetCosts(t.cost, ideal_in);
-  const replay::StepTimes id = main.RunIdealLane();
-  std::vector<double> ideal_cost(ideal_in);  // plain ops: replayed D_id
-  for (NodeId v = 0; v < n; ++v) {
-    if (!t.model.graph.is_comm(v)) {
-      ideal_cost[v] = main.times().end[v] - main.times().start[v];
-    }
-  }
-  const double ideal_span = id.span[0], ideal_opt = id.opt[0];
-  if (!(ideal_opt > 0) || !std::isfinite(ideal_opt)) {
-    return InvalidInput("the ideal step time is " + std::to_string(ideal_opt) +
-                        " s: every op of the trace has zero duration");
-  }
-  r.step_t_replayed = nd.span;
-  r.step_t_ideal.assign(t.steps.size(), ideal_span);
-  // Means of the per-step ideal series (all equal), summed as the published
-  // tool sums them: not always bit-equal to the value itself.
-  const double mean_ideal_span = Mean(r.step_t_ideal);
-  const double mean_ideal_opt =
-      Mean(std::vector<double>(t.steps.size(), ideal_opt));
-
-  r.slowdown = Mean(nd.span) / mean_ideal_opt;
-  r.waste = 1.0 - 1.0 / r.slowdown;
-  r.launch_slowdown =
-      static_cast<double>(PairwiseMeanF32(t.step_t_base)) / Mean(nd.opt);
-  for (size_t s = 0; s < t.steps.size(); ++s) {
-    r.slowdown_per_step.push_back(nd.span[s] / ideal_opt);
-    r.launch_slowdown_per_step.push_back(static_cast<double>(t.step_t_base[s]) /
-                                         nd.opt[s]);
-  }
-  for (NodeId v = 0; v < n && options.pool == IdealPool::kOpType; ++v) {
-    const std::string name(trace::OpTypeName(t.model.keys[v].type));
-    if (std::none_of(r.ideal.begin(), r.ideal.end(),
-                     [&](const IdealValue& x) { return x.op_type == name; })) {
-      r.ideal.push_back(IdealValue{name, ideal_in[v]});
-    }
-  }
-
+  const TracedReplay traced = ReplayTraced(t, &runners.front(), &r);
+  ASSIGN_OR_RETURN(const IdealReplay ideal,
+                   ReplayIdeal(t, traced.cost_nd, options.pool,
+                               &runners.front()));
+  r.ideal_node_cost = ideal.node_cost;
+  Slowdowns(t, traced.times, ideal, options.pool, &r);
   // Decompositions restore traced durations; counterfactuals use D_nd.
-  Decompose(t, &runners, t.cost, ideal_cost, ideal_opt, mean_ideal_opt, &r);
+  Decompose(t, &runners, t.cost, ideal.cost, ideal.opt,
+            Mean(std::vector<double>(t.steps.size(), ideal.opt)), &r);
   ScoreWorkers(t, &r);
 
-  const size_t percent =
-      static_cast<size_t>(std::max(1, options.worst_worker_percent));
-  const size_t num_worst = (percent * t.workers.size() + 99) / 100;  // ceil
-  std::vector<Worker> worst;
-  for (size_t k = 0; k < num_worst && k < r.workers.size(); ++k) {
-    worst.push_back(
-        Worker{r.workers[k].rank, r.workers[k].dp, r.workers[k].pp});
-  }
+  const std::vector<Worker> worst =
+      WorstWorkers(t, r, options.worst_worker_percent);
+  std::vector<Scenario> scenarios;
+  scenarios.push_back({SelectWorkers(t, worst), Role::kWorstWorkers});
   // "The last stage" means nothing without a pipeline layout.
   const bool ranks = t.layout == Layout::kRanks;
-  const bool last_stage = !ranks || t.topology.pp > 1;
-  selected.insert(selected.begin(), SelectWorkers(t, worst));
-  if (last_stage) {
-    selected.insert(selected.begin() + 1,
-                    ranks ? SelectPlaces(t, t.topology.pp - 1, -1)
-                          : SelectStage(t, t.pp - 1));
+  if (!ranks || t.topology.pp > 1) {
+    scenarios.push_back({ranks ? SelectPlaces(t, t.topology.pp - 1, -1)
+                               : SelectStage(t, t.pp - 1),
+                         Role::kLastStage});
   }
-  const size_t first_selected = last_stage ? 2 : 1;
-  std::vector<Task> tasks;
-  for (const Selection& x : selected) {
-    tasks.push_back({Base::kTraced, x, {}});
-    tasks.push_back({Base::kIdeal, x, {}});
-  }
-  RunTasks(&tasks, &runners, cost_nd, ideal_cost);
-  const double t_ori = Mean(nd.span);
   for (size_t k = 0; k < selected.size(); ++k) {
-    Counterfactual c = Explain(selected[k], tasks[2 * k], tasks[2 * k + 1],
-                               t_ori, mean_ideal_span);
-    if (k == 0) {
-      for (const Worker& w : worst) c.ranks.push_back(w.rank);
-      r.fix_worst_workers = std::move(c);
-    } else if (k < first_selected) {
-      for (const trace::RankPlace& w : t.topology.places) {
-        if (w.pp == t.topology.pp - 1) c.ranks.push_back(w.rank);
-      }
-      r.fix_last_stage = std::move(c);
-    } else {
-      c.unfix = k - first_selected >= options.fix.size();
-      r.selected.push_back(std::move(c));
-    }
+    scenarios.push_back({std::move(selected[k]),
+                         k < options.fix.size() ? Role::kFix : Role::kUnfix});
   }
+  Counterfactuals(t, std::move(scenarios), worst, &runners, traced.cost_nd,
+                  ideal, Mean(traced.times.span), &r);
   for (const ScenarioRunner& runner : runners) {
     r.replayed_ops += runner.replayed_ops();
   }

@@ -104,6 +104,25 @@ class CliTest(unittest.TestCase):
         with open(golden) as f:
             self.assertEqual(result.stdout, f.read())
 
+    # Every number of the example job's analysis JSON, as a golden that runs
+    # without the reference data (STRAG_UPDATE_GOLDEN=1 rewrites it).
+    def test_example_json_golden(self):
+        golden = os.path.join(SOURCE, "tests", "golden", "demo-analysis.json")
+        out = os.path.join(self.tmp.name, "demo.json")
+        result = subprocess.run(
+            [os.path.abspath(STRAG), "analyze", "examples/demo/trace-demo.csv.gz",
+             "--fix", "rank=9", "--unfix", "optype=forward-pp-comm",
+             "--quiet", "--json", out],
+            capture_output=True, text=True, timeout=120, cwd=SOURCE)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(out) as f:
+            text = f.read()
+        if os.environ.get("STRAG_UPDATE_GOLDEN"):
+            with open(golden, "w") as f:
+                f.write(text)
+        with open(golden) as f:
+            self.assertEqual(text, f.read())
+
     # The Perfetto export: one process per worker, microsecond times, and
     # every flow start has its end.
     def test_perfetto(self):

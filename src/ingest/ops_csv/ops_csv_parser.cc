@@ -2,13 +2,13 @@
 #include "ingest/ops_csv/ops_csv_parser.h"
 
 #include <algorithm>
-#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <optional>
 #include <system_error>
 #include <utility>
 
+#include "base/check.h"
 #include "ingest/common/huge_pages.h"
 #include "trace/op_type.h"
 
@@ -38,7 +38,7 @@ OpsCsvParser::OpsCsvParser(std::string_view source_name, size_t text_bytes_hint)
       op_types_(ops_csv::GetOpTypeLookup()) {}
 
 Status OpsCsvParser::Feed(std::string_view text) {
-  assert(!finished_ && "OpsCsvParser::Feed after Finish");
+  STRAG_CHECK(!finished_, "OpsCsvParser::Feed after Finish");
   if (!status_.ok()) return status_;
   status_ = FeedText(text);
   return status_;
@@ -91,7 +91,7 @@ void OpsCsvParser::NoteQuoteAfterWindow(std::string_view rest) {
 }
 
 Result<trace::OpsTable> OpsCsvParser::Finish() {
-  assert(!finished_ && "OpsCsvParser::Finish called twice");
+  STRAG_CHECK(!finished_, "OpsCsvParser::Finish called twice");
   finished_ = true;
   RETURN_IF_ERROR(status_);
   ASSIGN_OR_RETURN(const size_t consumed, ParseWindow(carry_, /*final=*/true));
