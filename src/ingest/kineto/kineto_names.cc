@@ -73,16 +73,43 @@ std::optional<OpType> CpuCommCollective(std::string_view name) {
   }
 }
 
+const NcclKernelSpelling kNcclKernelSpellings[5] = {
+    {OpType::kAllReduce, false,
+     "ncclKernel_AllReduce_RING_LL_Sum_bfloat16(ncclDevComm*, unsigned long, "
+     "ncclWork*)",
+     "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<"
+     "4096ul>)"},
+    {OpType::kAllReduce, true,
+     "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, "
+     "ncclWork*)",
+     "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<"
+     "4096ul>)"},
+    {OpType::kAllGather, false,
+     "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, "
+     "ncclWork*)",
+     "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"},
+    {OpType::kReduceScatter, false,
+     "ncclKernel_ReduceScatter_RING_LL_Sum_bfloat16(ncclDevComm*, unsigned "
+     "long, ncclWork*)",
+     "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<"
+     "4096ul>)"},
+    {std::nullopt, false,
+     "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, "
+     "ncclWork*)",
+     "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"},
+};
+
 bool IsNcclKernel(std::string_view name) {
-  return name.starts_with("ncclKernel") || name.starts_with("ncclDevKernel");
+  return name.starts_with(kNcclKernelPrefix.substr(0, 10)) ||
+         name.starts_with(kNcclDevKernelPrefix.substr(0, 13));
 }
 
 std::optional<OpType> NcclKernelCollective(std::string_view name) {
   size_t begin = 0;
-  if (name.starts_with("ncclKernel_")) {
-    begin = 11;
-  } else if (name.starts_with("ncclDevKernel_")) {
-    begin = 14;
+  if (name.starts_with(kNcclKernelPrefix)) {
+    begin = kNcclKernelPrefix.size();
+  } else if (name.starts_with(kNcclDevKernelPrefix)) {
+    begin = kNcclDevKernelPrefix.size();
   } else {
     return std::nullopt;
   }

@@ -38,6 +38,23 @@ CpuCommFamily CpuCommFamilyOf(std::string_view name);
 // nullopt for record_param_comms and unknown names.
 std::optional<trace::OpType> CpuCommCollective(std::string_view name);
 
+// NCCL kernel names, the one table the reader and the writer share:
+// kernels start with kNcclKernelPrefix (before NCCL 2.19) or
+// kNcclDevKernelPrefix (from 2.19), then the collective they run.
+inline constexpr std::string_view kNcclKernelPrefix = "ncclKernel_";
+inline constexpr std::string_view kNcclDevKernelPrefix = "ncclDevKernel_";
+
+// A kernel as NCCL names it, in both eras, for what the writer emits:
+// `collective` is what the name says (nullopt: SendRecv, whose work is the
+// CPU op's send or recv).
+struct NcclKernelSpelling {
+  std::optional<trace::OpType> collective;
+  bool f32;  // the float (fp32) variant; else bf16
+  std::string_view before_2_19;
+  std::string_view since_2_19;
+};
+extern const NcclKernelSpelling kNcclKernelSpellings[5];
+
 // True for NCCL / RCCL device kernels: "ncclKernel_..." (before NCCL 2.19)
 // and "ncclDevKernel_..." (after).
 bool IsNcclKernel(std::string_view name);

@@ -50,6 +50,19 @@ TEST(KinetoNamesTest, CpuCommOps) {
   EXPECT_EQ(CpuCommCollective("record_param_comms"), std::nullopt);
 }
 
+// The writer's names are the reader's: every spelling reads back as the
+// collective it names (SendRecv as none: its CPU op says send or recv).
+TEST(KinetoNamesTest, EveryWrittenNcclKernelReadsBack) {
+  for (const NcclKernelSpelling& k : kNcclKernelSpellings) {
+    for (std::string_view name : {k.before_2_19, k.since_2_19}) {
+      EXPECT_TRUE(IsNcclKernel(name)) << name;
+      EXPECT_EQ(NcclKernelCollective(name), k.collective) << name;
+    }
+    EXPECT_TRUE(k.before_2_19.starts_with(kNcclKernelPrefix));
+    EXPECT_TRUE(k.since_2_19.starts_with(kNcclDevKernelPrefix));
+  }
+}
+
 TEST(KinetoNamesTest, NcclKernelsOldAndNew) {
   EXPECT_TRUE(
       IsNcclKernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"));

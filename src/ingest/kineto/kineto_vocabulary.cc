@@ -2,6 +2,9 @@
 #include "ingest/kineto/kineto_vocabulary.h"
 
 #include <charconv>
+#include <optional>
+
+#include "ingest/kineto/kineto_names.h"
 
 namespace strag::ingest::kineto_export {
 
@@ -70,35 +73,28 @@ bool IsComm(Kind kind) { return kind != Kind::kCompute && kind != Kind::kGc; }
 bool IsFloat(OpType type) { return type == OpType::kOptimizerClipMainGrad; }
 
 std::string_view NcclKernelName(Kind kind, bool f32, NcclKernelNames names) {
-  const bool now = names == NcclKernelNames::kNew;
+  std::optional<OpType> collective;  // SendRecv: none
   switch (kind) {
     case Kind::kAllGather:
-      return now ? "ncclDevKernel_AllGather_RING_LL("
-                   "ncclDevKernelArgsStorage<4096ul>)"
-                 : "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, "
-                   "unsigned long, ncclWork*)";
+      collective = OpType::kAllGather;
+      break;
     case Kind::kReduceScatter:
-      return now ? "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL("
-                   "ncclDevKernelArgsStorage<4096ul>)"
-                 : "ncclKernel_ReduceScatter_RING_LL_Sum_bfloat16("
-                   "ncclDevComm*, unsigned long, ncclWork*)";
+      collective = OpType::kReduceScatter;
+      break;
     case Kind::kSend:
     case Kind::kRecv:
-      return now ? "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
-                 : "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, "
-                   "unsigned long, ncclWork*)";
+      break;
     default:
-      if (f32) {
-        return now ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL("
-                     "ncclDevKernelArgsStorage<4096ul>)"
-                   : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, "
-                     "unsigned long, ncclWork*)";
-      }
-      return now ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL("
-                   "ncclDevKernelArgsStorage<4096ul>)"
-                 : "ncclKernel_AllReduce_RING_LL_Sum_bfloat16(ncclDevComm*, "
-                   "unsigned long, ncclWork*)";
+      collective = OpType::kAllReduce;
+      break;
   }
+  const bool fp32 = f32 && collective == OpType::kAllReduce;
+  for (const kineto::NcclKernelSpelling& k : kineto::kNcclKernelSpellings) {
+    if (k.collective == collective && k.f32 == fp32) {
+      return names == NcclKernelNames::kNew ? k.since_2_19 : k.before_2_19;
+    }
+  }
+  return kineto::kNcclKernelSpellings[0].since_2_19;  // not reached
 }
 
 // Plausible kernels of a transformer layer; a compute op split into several
