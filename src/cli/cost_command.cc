@@ -7,9 +7,8 @@
 
 #include "cli/flags.h"
 #include "cli/report_flags.h"
-#include "report/report.h"
-#include "econ/run_cost.h"
-#include "base/json_writer.h"
+#include "report/calculators.h"
+#include "report/render/calculators.h"
 
 namespace strag::cli {
 
@@ -26,39 +25,11 @@ const char kCostUsage[] =
     "  --json                print JSON (schema strag.cost/1) instead of text\n"
     "example: strag cost --slowdown 1.1111 --gpus 4096 --days 10\n";
 
-std::string FormatGrouped(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, std::fabs(value));
-  std::string digits(buf);
-  const size_t dot = digits.find('.');
-  const size_t int_len = dot == std::string::npos ? digits.size() : dot;
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && i < int_len && (int_len - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  // No "-0" when a tiny negative value rounds to zero.
-  const bool negative =
-      value < 0 && out.find_first_not_of("0.,") != std::string::npos;
-  return negative ? "-" + out : out;
-}
-
 namespace {
-
-// Money and GPU-hours read best whole once they are large.
-std::string Amount(double value) {
-  return FormatGrouped(value, std::fabs(value) >= 100 ? 0 : 2);
-}
 
 std::string Short(double value) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.4g", value);
-  return buf;
-}
-
-std::string Precise(double value) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", value);
   return buf;
 }
 
@@ -90,49 +61,7 @@ Result<econ::RunCost> CostFromFlags(const Flags& flags) {
     return InvalidInput(std::string("flag --") + (days ? "days" : "hours") +
                         ": must be positive");
   }
-  return econ::ComputeRunCost(*slowdown, *gpus, length_days,
-                              price.value_or(report::kDefaultUsdPerGpuHour));
-}
-
-std::string RenderJson(const econ::RunCost& c) {
-  JsonWriter w;
-  w.BeginObject();
-  w.FieldString("schema", "strag.cost/1");
-  w.Field("slowdown", c.slowdown);
-  w.FieldInt("gpus", c.gpus);
-  w.Field("days", c.days);
-  w.Field("hours", c.days * 24);
-  w.Field("usd_per_gpu_hour", c.usd_per_gpu_hour);
-  w.Field("gpu_hours", c.gpu_hours);
-  w.Field("wasted_share", c.wasted_share);
-  w.Field("wasted_gpu_hours", c.wasted_gpu_hours);
-  w.Field("wasted_usd", c.wasted_usd);
-  w.Field("extra_days", c.extra_days);
-  w.EndObject();
-  return w.str() + "\n";
-}
-
-std::string RenderText(const econ::RunCost& c) {
-  char buf[512];
-  std::string out;
-  std::snprintf(buf, sizeof(buf),
-                "%s GPUs for %s days (%s hours, %s GPU-hours) at slowdown "
-                "S = %s\n",
-                FormatGrouped(static_cast<double>(c.gpus), 0).c_str(),
-                Short(c.days).c_str(), Short(c.days * 24).c_str(),
-                Amount(c.gpu_hours).c_str(), Precise(c.slowdown).c_str());
-  out += buf;
-  std::snprintf(
-      buf, sizeof(buf),
-      "  lost to stragglers     %s%% of the GPU-hours (1 - 1/S)\n"
-      "  wasted GPU-hours       %s\n"
-      "  wasted dollars         $%s at $%.2f/GPU-hour\n"
-      "  extra wall-clock days  %s (%s days without stragglers)\n",
-      Short(100 * c.wasted_share).c_str(), Amount(c.wasted_gpu_hours).c_str(),
-      Amount(c.wasted_usd).c_str(), c.usd_per_gpu_hour,
-      Short(c.extra_days).c_str(), Short(c.days - c.extra_days).c_str());
-  out += buf;
-  return out;
+  return report::AnswerCost(*slowdown, *gpus, length_days, price);
 }
 
 }  // namespace
@@ -145,7 +74,8 @@ Status RunCost(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
   ASSIGN_OR_RETURN(econ::RunCost cost, CostFromFlags(flags));
   const std::string text =
-      flags.Has("json") ? RenderJson(cost) : RenderText(cost);
+      flags.Has("json") ? report::RenderCostJson(cost)
+                        : report::RenderCostText(cost);
   std::fputs(text.c_str(), stdout);
   return Status::Ok();
 }

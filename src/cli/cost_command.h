@@ -17,10 +17,6 @@ namespace strag::cli {
 Status RunCost(const std::vector<std::string>& args);
 extern const char kCostUsage[];
 
-// `value` rounded to `decimals` places with thousands separators:
-// (98304, 0) -> "98,304". Shared with `strag tail`.
-std::string FormatGrouped(double value, int decimals);
-
 }  // namespace strag::cli
 
 #endif  // STRAG_SRC_CLI_COST_COMMAND_H_
