@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The vocabulary of the Kineto export (kineto_json.h): what each op type of
+// The vocabulary of the Kineto writer (kineto_writer.h): what each op type of
 // the ops table becomes (kernel names, collective, message sizes, program
 // order), and the event text writer. Internal to the writer.
 
