@@ -16,6 +16,15 @@ namespace strag::diagnose {
 double WorstWorkerShare(const whatif::WhatIfResult& r,
                         const whatif::WorkerScore& w);
 
+// How clearly `w` stands out of the job's own step-to-step noise: per step,
+// its un-fix-only slowdown minus the median of the other workers'; the mean
+// of that margin over its standard deviation (floored at kNoiseFloor).
+// Several for a worker slow in every step, under 1 for a worker that is
+// ahead in some steps and behind in others. +inf with fewer than 3 steps
+// (nothing to judge the noise by).
+double MarginOverNoise(const whatif::WhatIfResult& r,
+                       const whatif::WorkerScore& w);
+
 // A few workers explain most of the slowdown: M_W > 0.5, the worst an
 // outlier against the others (its excess >= 3x the median worker's) that is
 // the slowest in most steps.

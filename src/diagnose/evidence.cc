@@ -7,6 +7,8 @@
 #include <limits>
 #include <map>
 
+#include "base/median.h"
+
 namespace strag::diagnose {
 
 using trace::OpType;
@@ -164,6 +166,32 @@ std::map<int32_t, std::vector<double>> NamedHostTime(
     }
   }
   return out;
+}
+
+double MarginOverNoise(const whatif::WhatIfResult& r,
+                       const whatif::WorkerScore& w) {
+  const bool ranks = r.layout == whatif::Layout::kRanks;
+  const auto& per_step = ranks ? r.by_stage.per_step : r.by_dp_rank.per_step;
+  const auto mine = static_cast<size_t>(ranks ? w.pp : w.dp);
+  const size_t steps = r.steps.size();
+  if (steps < 3 || per_step.size() < 2 || mine >= per_step.size()) {
+    return std::numeric_limits<double>::infinity();
+  }
+  std::vector<double> margin;
+  for (size_t s = 0; s < steps; ++s) {
+    std::vector<double> others;
+    for (size_t k = 0; k < per_step.size(); ++k) {
+      if (k != mine && s < per_step[k].size()) others.push_back(per_step[k][s]);
+    }
+    if (s < per_step[mine].size()) {
+      margin.push_back(per_step[mine][s] - Median(&others));
+    }
+  }
+  const double mean = MeanOf(margin);
+  double var = 0;
+  for (double m : margin) var += (m - mean) * (m - mean);
+  const double sd = std::sqrt(var / static_cast<double>(margin.size() - 1));
+  return mean / std::max(sd, kNoiseFloor);
 }
 
 double WorstWorkerShare(const whatif::WhatIfResult& r,

@@ -2,6 +2,8 @@
 // faulty_worker: a few workers explain most of the slowdown, outliers against
 // their peers.
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "base/median.h"
@@ -34,8 +36,15 @@ Finding DetectFaultyWorker(const whatif::WhatIfResult& r) {
   if (others.empty()) f.confidence *= 0.5;
   const double share = WorstWorkerShare(r, r.workers.front());
   f.step_share = share;
+  // Out of the job's own noise: a margin over the others of kMinMargin
+  // standard deviations of its step-to-step spread (full weight 2 more).
+  constexpr double kMinMargin = 1.0;
+  const double margin = MarginOverNoise(r, r.workers.front());
   f.confidence *= Clamp01((ratio - 1.5) / 1.5) *
-                  (r.steps.size() < 2 ? 1.0 : Clamp01(share / 0.5));
+                  (r.steps.size() < 2 ? 1.0 : Clamp01(share / 0.5)) *
+                  (std::isfinite(margin)
+                       ? Clamp01((margin - kMinMargin) / 2.0)
+                       : 1.0);
   f.evidence =
       Format(
           "fixing only the worst %.0f worker(s) recovers M_W = %.2f of "
@@ -45,7 +54,12 @@ Finding DetectFaultyWorker(const whatif::WhatIfResult& r) {
       Format(
           "; its excess is %.1fx the median of the others', and it is "
           "the slowest in %.0f%% of the steps",
-          ratio, 100 * share);
+          ratio, 100 * share) +
+      (std::isfinite(margin)
+           ? Format(", %.1f standard deviations of the step-to-step noise "
+                    "ahead of the others",
+                    margin)
+           : std::string());
   return f;
 }
 
