@@ -24,6 +24,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   constexpr double kJobShare = 0.15;
   size_t pauses = 0;
   double total = 0, longest = 0;
+  double named_loading = 0;  // launch delay that named data loading explains
   std::map<int32_t, double> per_rank;  // total pause, s
   std::map<size_t, size_t> per_step;
   // rank -> step -> its pause time, s
@@ -41,6 +42,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
         const float used = std::min(ld, loading[slot]);
         loading[slot] -= used;
         ld -= used;
+        named_loading += used;
       }
       if (ld < kPauseS) continue;
       ++pauses;
@@ -61,13 +63,33 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
       if (slot < t.gc_s.size()) named_gc[t.workers[k].rank] += t.gc_s[slot];
     }
   }
-  std::vector<std::tuple<double, double, int32_t>> order;  // most first
-  for (auto [rank, total_s] : per_rank) {
-    order.emplace_back(-named_gc[rank], -total_s, rank);
+  // Then by the pauses in which the rank paused longest of all in its
+  // step: the others' pauses in that step are waits for it (untraced waits
+  // in a collective show as host gaps too, a little shorter than the pause
+  // they wait for), then by all its pause time.
+  std::map<size_t, std::pair<double, int32_t>> longest_in_step;
+  for (const auto& [rank, by_step] : steps_of) {
+    for (const auto& [step, x] : by_step) {
+      auto [it, fresh] = longest_in_step.try_emplace(step, x, rank);
+      if (!fresh && x > it->second.first) it->second = {x, rank};
+    }
+  }
+  std::map<int32_t, double> led;
+  for (const auto& [step, top_pause] : longest_in_step) {
+    led[top_pause.second] += top_pause.first;
+  }
+  std::vector<std::tuple<double, double, double, int32_t>> order;
+  for (auto [rank, total_s] : per_rank) {  // most first
+    order.emplace_back(-named_gc[rank], -led[rank], -total_s, rank);
   }
   std::sort(order.begin(), order.end());
-  for (auto [gc_neg, neg, rank] : order) f.ranks.push_back(rank);
-  const double blocking = r.slowdown - 1, launch = r.launch_slowdown - 1;
+  for (auto [gc_neg, led_neg, neg, rank] : order) f.ranks.push_back(rank);
+  // The launch slowdown, less the part named data loading explains (a
+  // DataLoader stall is data loading's finding, not a pause).
+  const double blocking = r.slowdown - 1;
+  const double launch =
+      (r.launch_slowdown - 1) *
+      (total + named_loading > 0 ? total / (total + named_loading) : 1.0);
   // Pauses matter when they are a real share of the step on the rank that
   // has most of them, and more so when a few ranks have most of them.
   const double step_s = MeanOf(r.step_t_observed);
@@ -116,8 +138,9 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
           static_cast<double>(per_rank.size())) +
       Format(
           " in %.0f of the steps; at most %.0f in one step; "
-          "launch slowdown %.3f",
-          static_cast<double>(per_step.size()), lined_up, r.launch_slowdown) +
+          "launch slowdown %.3f (%.3f of it not data loading)",
+          static_cast<double>(per_step.size()), lined_up, r.launch_slowdown,
+          1 + launch) +
       Format(
           "; the rank with the most pauses %.1f%% of its step time and "
           "%.0f%% of all pause time",
