@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "diagnose/evidence.h"
@@ -70,6 +71,34 @@ TEST(DetectorsTest, LoneWorkerOfAStageIsNotCalledFaulty) {
   const Finding peers =
       DetectFaultyWorker(Result({1.30, 1.01, 1.02, 1.01}, 0.9, {0, 0, 1, 1}));
   EXPECT_NEAR(alone.confidence, 0.5 * peers.confidence, 1e-9);
+}
+
+TEST(DetectorsTest, ALeadWithinTheJobsNoiseIsNotAFaultyWorker) {
+  // Two ranks; rank 0 is ahead by 5% on average but behind in some steps
+  // (scheduling noise of a small job): its margin is under 1 SD.
+  whatif::WhatIfResult r = Result({1.05, 1.0}, 0.9, {}, 6);
+  r.by_stage.per_step = {{1.20, 1.00, 1.10, 1.00, 1.02, 1.00},
+                         {1.00, 1.05, 1.00, 1.04, 1.00, 1.00}};
+  EXPECT_LT(MarginOverNoise(r, r.workers.front()), 1.0);
+  EXPECT_LT(DetectFaultyWorker(r).confidence, 0.2);
+  // The same lead in every step: far out of the noise.
+  r.by_stage.per_step = {{1.05, 1.06, 1.05, 1.04, 1.05, 1.05},
+                         {1.00, 1.00, 1.00, 1.00, 1.00, 1.00}};
+  EXPECT_GT(MarginOverNoise(r, r.workers.front()), 3.0);
+  // One step: nothing to judge the noise by.
+  EXPECT_TRUE(std::isinf(MarginOverNoise(Result({1.3, 1.0}, 0.9, {}, 1),
+                                         whatif::WorkerScore{0, 0, 0, 1.3})));
+}
+
+TEST(DetectorsTest, CommunicationSpikesInAFewStepsAreNoise) {
+  whatif::WhatIfResult r = Result({1.1, 1.1}, 0.1, {}, 10);
+  r.by_optype.keys = {"compute", "all-reduce"};
+  r.by_optype.slowdown = {1.01, 1.12};
+  r.by_optype.per_step = {std::vector<double>(10, 1.01),
+                          {1, 1, 1, 1.6, 1, 1, 1, 1.6, 1, 1}};
+  EXPECT_EQ(DetectCommunication(r).confidence, 0.0);
+  r.by_optype.per_step[1].assign(10, 1.12);  // every step: a slow link
+  EXPECT_GT(DetectCommunication(r).confidence, 0.9);
 }
 
 TEST(DetectorsTest, CommunicationDominates) {
