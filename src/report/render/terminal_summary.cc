@@ -199,6 +199,11 @@ std::string RenderTerminalSummary(const Report& report,
       "  waste            %6.1f%%   of the job's GPU time is lost "
       "to stragglers (1 - 1/S)\n",
       100.0 * r.waste);
+  if (r.slowdown < 1.0 || cost.utilization > 1.0) {
+    out +=
+        "  (below 1 within the ideal's noise: nothing measurable is lost; "
+        "the negative waste and cost below are that noise, not a gain)\n";
+  }
   if (cost.gpus > 0) {
     const econ::StepCost& c = cost;
     out += StrFormat(
