@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Structural test of the Perfetto export (issue 4 acceptance): valid JSON,
-// every flow start has its end, timestamps in microseconds, one process per
-// worker, steps laid out without overlap.
+// Structural test of the Perfetto export (issues 4 and 11): valid JSON,
+// every flow start has its end at or after it, timestamps in microseconds
+// and in range, one process per worker, compute and communication on tracks
+// of their own with no partial overlap, events in time order, steps laid out
+// without overlap.
 
 #include "report/render/perfetto_json.h"
 
@@ -10,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -23,7 +26,7 @@ using whatif::TimelineOp;
 
 // The fields of one trace event the checks use; absent ones keep defaults.
 struct Event {
-  std::string ph, name, cat, bp;
+  std::string ph, name, cat, bp, arg_name;
   int64_t pid = -1, tid = -1, id = -1, step = -1;
   double ts = -1, dur = -1;
 };
@@ -103,6 +106,7 @@ std::vector<Event> ParseEvents(const std::string& json,
     ev.ts = DoubleOr(e["ts"]);
     ev.dur = DoubleOr(e["dur"]);
     ev.step = IntOr(e["args"]["step"]);
+    ev.arg_name = StrOr(e["args"]["name"]);
     events.push_back(ev);
   }
   return events;
@@ -117,23 +121,42 @@ std::vector<Event> OfPhase(const std::vector<Event>& events,
   return out;
 }
 
-TEST(PerfettoJsonTest, OneProcessPerWorkerWithTwoThreads) {
+// (pid, tid) -> the track's name.
+std::map<std::pair<int64_t, int64_t>, std::string> TrackNames(
+    const std::vector<Event>& events) {
+  std::map<std::pair<int64_t, int64_t>, std::string> out;
+  for (const Event& e : events) {
+    if (e.ph == "M" && e.name == "thread_name")
+      out[{e.pid, e.tid}] = e.arg_name;
+  }
+  return out;
+}
+
+TEST(PerfettoJsonTest, OneProcessPerWorkerWithComputeAndCommTracks) {
   simdjson::dom::parser parser;
   const auto events =
       ParseEvents(RenderPerfettoTimelines({TwoWorkerStep(7)}, "t"), parser);
   std::set<int64_t> named, sliced;
-  int threads = 0;
   for (const Event& e : OfPhase(events, "M")) {
     if (e.name == "process_name") named.insert(e.pid);
-    if (e.name == "thread_name") ++threads;
   }
   for (const Event& e : OfPhase(events, "X")) sliced.insert(e.pid);
   EXPECT_EQ(named.size(), 2u);
-  EXPECT_EQ(OfPhase(events, "M").size(), 2u * 6u);  // name+sort per track
+  // Per worker: process name + sort, and name + sort of its 4 tracks.
+  EXPECT_EQ(OfPhase(events, "M").size(), 2u * (2u + 4u * 2u));
   EXPECT_EQ(named, sliced);
-  EXPECT_EQ(threads, 4);
-  // Every op on both threads.
+  const auto tracks = TrackNames(events);
+  EXPECT_EQ(tracks.size(), 8u);
+  // Every op on both replays, each on the track of its kind.
   EXPECT_EQ(OfPhase(events, "X").size(), 8u);
+  for (const Event& e : OfPhase(events, "X")) {
+    const std::string& track = tracks.at({e.pid, e.tid});
+    EXPECT_TRUE(track.ends_with(e.cat)) << track << " " << e.cat;
+  }
+  EXPECT_EQ(tracks.at({1, 1}), "actual compute");
+  EXPECT_EQ(tracks.at({1, 2}), "actual comm");
+  EXPECT_EQ(tracks.at({1, 3}), "ideal compute");
+  EXPECT_EQ(tracks.at({1, 4}), "ideal comm");
 }
 
 TEST(PerfettoJsonTest, TimestampsAreMicroseconds) {
@@ -165,10 +188,11 @@ TEST(PerfettoJsonTest, EveryFlowStartHasOneEndInsideItsSlices) {
       ParseEvents(RenderPerfettoTimelines({TwoWorkerStep(7)}, "t"), parser);
   std::map<int64_t, int> starts, ends;
   const auto slices = OfPhase(events, "X");
+  const auto tracks = TrackNames(events);
   for (const Event& e : events) {
     if (e.ph != "s" && e.ph != "f") continue;
     EXPECT_EQ(e.cat, "critical-path");
-    EXPECT_EQ(e.tid, 1);  // the actual replay
+    EXPECT_TRUE(tracks.at({e.pid, e.tid}).starts_with("actual"));
     ++(e.ph == "s" ? starts : ends)[e.id];
     EXPECT_EQ(e.bp, e.ph == "f" ? "e" : "");
     // Bound to a slice: its ts lies strictly inside one on the same track.
@@ -198,7 +222,8 @@ TEST(PerfettoJsonTest, EveryFlowStartHasOneEndInsideItsSlices) {
 TEST(PerfettoJsonTest, StepsDoNotOverlapAndFlowIdsStayUnique) {
   simdjson::dom::parser parser;
   const auto events = ParseEvents(
-      RenderPerfettoTimelines({TwoWorkerStep(1), TwoWorkerStep(2)}, "t"), parser);
+      RenderPerfettoTimelines({TwoWorkerStep(1), TwoWorkerStep(2)}, "t"),
+      parser);
   std::map<int64_t, std::pair<double, double>> span;  // step -> [min, max]
   for (const Event& e : OfPhase(events, "X")) {
     auto [it, fresh] = span.try_emplace(e.step, e.ts, e.ts + e.dur);
@@ -224,6 +249,138 @@ TEST(PerfettoJsonTest, DeterministicAndEscapesTitle) {
   std::string_view got;
   ASSERT_EQ(doc["metadata"]["title"].get_string().get(got), simdjson::SUCCESS);
   EXPECT_EQ(got, title);
+}
+
+// A DDP-like step: rank 0 reaches the reduce-scatter early and waits at
+// the rendezvous for the slow rank 1; both reduce-scatters overlap a
+// compute op, and rank 0 runs two overlapping comm ops.
+Timeline RendezvousStep() {
+  using trace::OpType;
+  Timeline tl;
+  tl.step = 3;
+  tl.step_time_s = 0.010;
+  tl.ideal_step_time_s = 0.008;
+  tl.ops = {
+      Op(0, OpType::kForwardCompute, 1, 0, 0.0, 0.004, -1, false),
+      Op(0, OpType::kGradsReduceScatter, 2, -1, 0.004, 0.009, 5, true),
+      Op(0, OpType::kParamsAllGather, 3, -1, 0.005, 0.0095, 1, false),
+      Op(0, OpType::kBackwardCompute, 4, 0, 0.0045, 0.010, 0, true),
+      Op(1, OpType::kForwardCompute, 1, 0, 0.0, 0.007, -1, true),
+      Op(1, OpType::kGradsReduceScatter, 2, -1, 0.007, 0.009, 4, true),
+  };
+  return tl;
+}
+
+// Perfetto's rules for complete events on a thread track: in (ts, longer
+// first) order, a slice starting inside another ends inside it.
+void ExpectProperNesting(const std::vector<Event>& events) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<double, double>>>
+      by_track;
+  for (const Event& e : OfPhase(events, "X")) {
+    by_track[{e.pid, e.tid}].emplace_back(e.ts, -e.dur);
+  }
+  for (auto& [track, slices] : by_track) {
+    std::sort(slices.begin(), slices.end());
+    std::vector<double> open_ends;
+    for (const auto& [ts, neg_dur] : slices) {
+      const double end = ts - neg_dur;
+      while (!open_ends.empty() && open_ends.back() <= ts) open_ends.pop_back();
+      if (!open_ends.empty()) {
+        EXPECT_LE(end, open_ends.back())
+            << "partial overlap on pid " << track.first << " tid "
+            << track.second << " at " << ts;
+      }
+      open_ends.push_back(end);
+    }
+  }
+}
+
+TEST(PerfettoJsonTest, NoPartialOverlapOnAnyTrack) {
+  simdjson::dom::parser parser;
+  const auto events = ParseEvents(
+      RenderPerfettoTimelines({RendezvousStep(), TwoWorkerStep(4)}, "t"),
+      parser);
+  ExpectProperNesting(events);
+  // Rank 0's two overlapping comm ops need two comm tracks per replay.
+  std::set<std::string> rank0;
+  for (const auto& [track, name] : TrackNames(events)) {
+    if (track.first == 1) rank0.insert(name);
+  }
+  EXPECT_EQ(rank0, (std::set<std::string>{"actual compute", "actual comm",
+                                          "actual comm 2", "ideal compute",
+                                          "ideal comm", "ideal comm 2"}));
+}
+
+TEST(PerfettoJsonTest, FlowsEndAtOrAfterTheirStartInTheBoundSlices) {
+  simdjson::dom::parser parser;
+  const Timeline tl = RendezvousStep();
+  const auto events = ParseEvents(RenderPerfettoTimelines({tl}, "t"), parser);
+  std::map<int64_t, Event> starts, ends;
+  for (const Event& e : OfPhase(events, "s")) starts[e.id] = e;
+  for (const Event& e : OfPhase(events, "f")) ends[e.id] = e;
+  // Critical: op 1 waits for op 5 (rendezvous), op 3 for op 0, op 5 for 4.
+  ASSERT_EQ(starts.size(), 3u);
+  ASSERT_EQ(ends.size(), 3u);
+  for (const auto& [id, s] : starts) {
+    ASSERT_TRUE(ends.count(id)) << id;
+    EXPECT_GE(ends[id].ts, s.ts) << id;
+  }
+  // The rendezvous arrow leaves rank 1's reduce-scatter where it arrived
+  // (7 ms) and lands in rank 0's, which had waited since 4 ms.
+  const Event& rendezvous = starts.begin()->second;
+  EXPECT_EQ(rendezvous.pid, 2);
+  EXPECT_NEAR(rendezvous.ts, 7000.001, 1e-6);
+  EXPECT_EQ(ends.begin()->second.pid, 1);
+  EXPECT_NEAR(ends.begin()->second.ts, 7000.001, 1e-6);
+  // Every flow event lies inside a slice of its own track.
+  for (const Event& e : events) {
+    if (e.ph != "s" && e.ph != "f") continue;
+    bool inside = false;
+    for (const Event& x : OfPhase(events, "X")) {
+      inside |= x.pid == e.pid && x.tid == e.tid && x.ts < e.ts &&
+                e.ts < x.ts + x.dur;
+    }
+    EXPECT_TRUE(inside) << e.ph << " " << e.id;
+  }
+}
+
+TEST(PerfettoJsonTest, EventsAreInTimeOrder) {
+  simdjson::dom::parser parser;
+  const auto events = ParseEvents(
+      RenderPerfettoTimelines({RendezvousStep(), TwoWorkerStep(4)}, "t"),
+      parser);
+  double last = -1;
+  for (const Event& e : events) {
+    if (e.ph == "M") continue;
+    EXPECT_GE(e.ts, last) << e.ph << " " << e.name;
+    last = e.ts;
+  }
+}
+
+TEST(PerfettoJsonTest, HugeAndNonFiniteTimesStayInRange) {
+  // A duration at the documented limit (9.2e9 s), twice, and junk.
+  Timeline tl = TwoWorkerStep(1);
+  tl.step_time_s = 9.2e9;
+  tl.ops[0].end_s = 9.2e9;
+  tl.ops[0].ideal_end_s = std::numeric_limits<double>::infinity();
+  tl.ops[2].start_s = std::numeric_limits<double>::quiet_NaN();
+  tl.ops[3].ideal_start_s = -1e300;
+  simdjson::dom::parser parser;
+  const auto events = ParseEvents(
+      RenderPerfettoTimelines({tl, tl, TwoWorkerStep(2)}, "t"), parser);
+  ASSERT_FALSE(events.empty());
+  // ts and ts + dur within int64 ns, as Perfetto reads them (us * 1000).
+  const double max_us = 9.2233720368547e15;
+  for (const Event& e : events) {
+    if (e.ph == "M") continue;
+    EXPECT_GE(e.ts, 0.0);
+    EXPECT_LT(e.ts, max_us);
+    if (e.ph == "X") {
+      EXPECT_GE(e.dur, 0.0);
+      EXPECT_LT(e.ts + e.dur, max_us);
+    }
+  }
+  ExpectProperNesting(events);
 }
 
 TEST(PerfettoJsonTest, EmptyInputIsValid) {
