@@ -21,6 +21,7 @@ enum class StatusCode {
   kInvalidInput,  // malformed or inconsistent user input (exit code 2)
   kNotFound,      // a file or a selected entity does not exist
   kInternal,      // a bug: an invariant did not hold
+  kIoError,       // the system failed a read or write (disk full, EIO)
 };
 
 class [[nodiscard]] Status {
@@ -55,6 +56,9 @@ inline Status NotFound(std::string message) {
 }
 inline Status Internal(std::string message) {
   return Status(StatusCode::kInternal, std::move(message));
+}
+inline Status IoError(std::string message) {
+  return Status(StatusCode::kIoError, std::move(message));
 }
 
 // Result<T> holds either a value or a non-ok Status.

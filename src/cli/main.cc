@@ -33,6 +33,7 @@ int ExitCode(const strag::Status& status) {
     case strag::StatusCode::kNotFound:
       return 2;
     case strag::StatusCode::kInternal:
+    case strag::StatusCode::kIoError:  // e.g. a full disk: not the input's fault
       return 1;
   }
   return 1;
