@@ -7,6 +7,9 @@
 // published traces), the exact source values are kept in `start_s32` /
 // `dur_s32` too, because the published what-if method does its preprocessing
 // in binary32 (whatif-spec.md §8); those two columns are empty otherwise.
+// Such inputs also keep each start exactly (`start_rem_as`): a step is
+// rebased on the exact text before any binary32 rounding, so that moving
+// the origin (to an epoch of 1.7e9 s, say) changes no result.
 
 #ifndef STRAG_SRC_TRACE_OPS_TABLE_H_
 #define STRAG_SRC_TRACE_OPS_TABLE_H_
@@ -15,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/exact_time.h"
 #include "trace/op_type.h"
 
 namespace strag::trace {
@@ -46,6 +50,9 @@ struct OpsTable {
   // Exact binary32 source times in seconds; empty unless the input had them.
   std::vector<float> start_s32;
   std::vector<float> dur_s32;
+  // The source start minus `start_ns`, in attoseconds; present with
+  // `start_s32`.
+  std::vector<int32_t> start_rem_as;
 
   // Optional typed columns; empty when absent from the input.
   std::vector<int32_t> tp;      // tensor-parallel rank (`tp_rank`)
@@ -56,10 +63,16 @@ struct OpsTable {
   size_t size() const { return op_type.size(); }
   bool has_s32_times() const { return !start_s32.empty(); }
 
+  // The source start exactly (to the attosecond); start_ns alone when the
+  // input had no finer digits.
+  ExactTime ExactStart(size_t row) const {
+    return {start_ns[row], start_rem_as.empty() ? 0 : start_rem_as[row]};
+  }
+
   // Duration in binary32 seconds: the exact source value when present, else
   // the nanoseconds rounded to binary32. (Start times have no such accessor:
-  // absolute nanoseconds must be rebased per step before rounding, which
-  // whatif::PrepareTrace does.)
+  // absolute times must be rebased per step before rounding, which
+  // whatif::PrepareTrace does with ExactStart and SecondsSinceF32.)
   float DurS32(size_t row) const {
     return has_s32_times()
                ? dur_s32[row]

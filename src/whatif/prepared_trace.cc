@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace strag::whatif {
@@ -14,6 +15,21 @@ using trace::OpType;
 constexpr float kClampS = static_cast<float>(-0.01);  // values <= this -> 0
 
 float Clamp(float x) { return x <= kClampS ? 0.0f : x; }
+
+// The start of row `r` in binary32 seconds since `origin`, its step's
+// earliest start: rebased before any binary32 rounding, whose spacing at an
+// epoch of 1.7e9 s is 128 s. A step that starts at 0 exactly (the published
+// traces) keeps its binary32 source values bit for bit; any other origin is
+// taken off the exact text, so a shifted trace gives the same values.
+float RebasedStartS32(const trace::OpsTable& t, size_t r,
+                      trace::ExactTime origin) {
+  if (!t.has_s32_times()) {  // int64 nanoseconds (simulated tables)
+    return static_cast<float>(static_cast<double>(t.start_ns[r] - origin.ns) *
+                              1e-9);
+  }
+  if (origin == trace::ExactTime{}) return t.start_s32[r];
+  return trace::SecondsSinceF32(t.ExactStart(r), origin);
+}
 
 std::string DescribeInstance(const PreparedTrace& p, size_t step_idx,
                              int32_t dp, int32_t stage) {
@@ -99,21 +115,18 @@ Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
 Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
                   PreparedTrace* p) {
   const int64_t ref_step = p->steps.front();
-  // Without binary32 seconds, times are rebased to the step in int64 first
-  // (absolute nanoseconds would lose their order in binary32).
-  int64_t origin_ns = std::numeric_limits<int64_t>::max();
-  for (size_t r = 0; r < t.size() && !t.has_s32_times(); ++r) {
-    if (t.step[r] == ref_step) origin_ns = std::min(origin_ns, t.start_ns[r]);
+  std::optional<trace::ExactTime> origin;
+  for (size_t r = 0; r < t.size(); ++r) {
+    if (t.step[r] == ref_step && (!origin || t.ExactStart(r) < *origin)) {
+      origin = t.ExactStart(r);
+    }
   }
   std::vector<graph::RefOp> ref;
   bool ovlp_dp = false;
   for (size_t r = 0; r < t.size(); ++r) {
     ovlp_dp |= t.op_type[r] == OpType::kSeparateGradsAllReduce;
     if (t.dp[r] != 0 || t.step[r] != ref_step) continue;
-    const float start =
-        t.has_s32_times()
-            ? t.start_s32[r]
-            : static_cast<float>(static_cast<double>(t.start_ns[r] - origin_ns) * 1e-9);
+    const float start = RebasedStartS32(t, r, *origin);
     ref.push_back(graph::RefOp{
         .key = {t.op_type[r], t.seq_id[r], t.pp[r]},
         .chunk = t.chunk[r],
@@ -201,16 +214,12 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
         std::lower_bound(p->steps.begin(), p->steps.end(), t.step[r]) -
         p->steps.begin());
   };
-  // Tables without binary32 seconds (simulated ones) may hold absolute
-  // nanoseconds: rebase each step in int64 before rounding to binary32, whose
-  // spacing at 1e9 s would be 64 s.
-  std::vector<int64_t> origin_ns(p->steps.size(), 0);
-  if (!t.has_s32_times()) {
-    std::fill(origin_ns.begin(), origin_ns.end(), std::numeric_limits<int64_t>::max());
-    for (size_t r = 0, k = 0; r < t.size(); ++r) {
-      k = step_index(r, k);
-      origin_ns[k] = std::min(origin_ns[k], t.start_ns[r]);
-    }
+  std::vector<trace::ExactTime> origin(
+      p->steps.size(),
+      trace::ExactTime{.ns = std::numeric_limits<int64_t>::max()});
+  for (size_t r = 0, k = 0; r < t.size(); ++r) {
+    k = step_index(r, k);
+    origin[k] = std::min(origin[k], t.ExactStart(r));
   }
   size_t step_idx = 0;
   for (size_t r = 0; r < t.size(); ++r) {
@@ -231,11 +240,7 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
                           ": " + graph::DescribeOpKey(key) + " appears twice");
     }
     p->row[slot] = static_cast<uint32_t>(r);
-    const float start =
-        t.has_s32_times()
-            ? t.start_s32[r]
-            : static_cast<float>(
-                  static_cast<double>(t.start_ns[r] - origin_ns[step_idx]) * 1e-9);
+    const float start = RebasedStartS32(t, r, origin[step_idx]);
     const float dur = t.DurS32(r);
     p->start[slot] = start;
     (*end)[slot] = start + dur;  // binary32 addition
@@ -318,7 +323,8 @@ void PreprocessTraced(const BigVector<float>& end,
 std::string WorkerLabel(Layout layout, int32_t rank, int32_t dp, int32_t pp) {
   std::string label = "rank " + std::to_string(rank);
   if (layout == Layout::kMegatron) {
-    label += " (dp " + std::to_string(dp) + ", stage " + std::to_string(pp) + ")";
+    label +=
+        " (dp " + std::to_string(dp) + ", stage " + std::to_string(pp) + ")";
   }
   return label;
 }

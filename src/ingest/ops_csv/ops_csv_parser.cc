@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "ingest/common/decimal_time.h"
 #include "ingest/common/huge_pages.h"
 #include "trace/op_type.h"
 
@@ -154,6 +155,7 @@ void OpsCsvParser::TruncateRows(size_t rows) {
   truncate(t.dur_ns);
   truncate(t.start_s32);
   truncate(t.dur_s32);
+  truncate(t.start_rem_as);
   truncate(t.tp);
   truncate(t.cp);
   truncate(t.tokens);
@@ -282,6 +284,7 @@ void OpsCsvParser::ReserveRows(std::string_view window) {
   reserve(t.dur_ns);
   reserve(t.start_s32);
   reserve(t.dur_s32);
+  reserve(t.start_rem_as);
   if (present_[static_cast<size_t>(Column::kTp)]) reserve(t.tp);
   if (present_[static_cast<size_t>(Column::kCp)]) reserve(t.cp);
   if (present_[static_cast<size_t>(Column::kTokens)]) reserve(t.tokens);
@@ -453,7 +456,17 @@ bool OpsCsvParser::StoreSeconds(size_t i, bool is_duration,
     return FieldError(
         i, std::string(text) + " is out of range (more than 9.2e9 seconds)");
   }
-  ns->push_back(ops_csv::SecondsToNs(seconds));
+  if (is_duration) {
+    ns->push_back(ops_csv::SecondsToNs(seconds));
+  } else {
+    // Starts exactly from the digits: a binary64 of an epoch in seconds is
+    // 0.24 us coarse, and the per-step rebase needs every digit.
+    const std::optional<trace::ExactTime> exact =
+        DecimalTextToExactTime(text, 9);
+    if (!exact) return FieldError(i, Quoted(text) + " is not a number");
+    ns->push_back(exact->ns);
+    table_.start_rem_as.push_back(exact->rem_as);
+  }
   s32->push_back(static_cast<float>(seconds));
   return true;
 }

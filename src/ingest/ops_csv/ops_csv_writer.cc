@@ -13,6 +13,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "ingest/common/decimal_time.h"
 #include "ingest/ops_csv/csv_tokenizer.h"
 #include "ingest/ops_csv/ops_csv_schema.h"
 #include "trace/op_type.h"
@@ -41,15 +42,20 @@ std::string_view ToChars(T value, NumberBuffer* buffer) {
                           static_cast<size_t>(result.ptr - buffer->data()));
 }
 
-// True when ParseOpsCsv turns `text` into exactly (`s32`, `ns`).
-bool ReadsBackAs(std::string_view text, float s32, int64_t ns) {
+// True when ParseOpsCsv turns `text` into exactly (`s32`, `ns`): starts
+// take their nanoseconds from the digits, durations from the binary64.
+bool ReadsBackAs(std::string_view text, float s32, int64_t ns, bool start) {
   double seconds = 0;
   const auto result =
       std::from_chars(text.data(), text.data() + text.size(), seconds);
   if (result.ec != std::errc()) return false;
-  return std::bit_cast<uint32_t>(static_cast<float>(seconds)) ==
-             std::bit_cast<uint32_t>(s32) &&
-         ops_csv::SecondsToNs(seconds) == ns;
+  if (std::bit_cast<uint32_t>(static_cast<float>(seconds)) !=
+      std::bit_cast<uint32_t>(s32)) {
+    return false;
+  }
+  if (!start) return ops_csv::SecondsToNs(seconds) == ns;
+  const std::optional<trace::ExactTime> exact = DecimalTextToExactTime(text, 9);
+  return exact && exact->ns == ns;
 }
 
 // The middle of the seconds that round both to `s32` (binary32) and to `ns`
@@ -69,23 +75,23 @@ std::optional<double> CommonValue(float s32, int64_t ns) {
 
 // Writes a time that has both an exact binary32 value and a ns value; see
 // WriteOpsCsv for the order of preference.
-void AppendTimeS32(float s32, int64_t ns, std::string* out) {
+void AppendTimeS32(float s32, int64_t ns, bool start, std::string* out) {
   NumberBuffer buffer;
   const std::string_view shortest_float = ToChars(s32, &buffer);
-  if (ReadsBackAs(shortest_float, s32, ns)) {
+  if (ReadsBackAs(shortest_float, s32, ns, start)) {
     out->append(shortest_float);
     return;
   }
   NumberBuffer candidate_buffer;
   const std::string_view from_ns =
       ToChars(static_cast<double>(ns) / 1e9, &candidate_buffer);
-  if (ReadsBackAs(from_ns, s32, ns)) {
+  if (ReadsBackAs(from_ns, s32, ns, start)) {
     out->append(from_ns);
     return;
   }
   if (const std::optional<double> common = CommonValue(s32, ns)) {
     const std::string_view text = ToChars(*common, &candidate_buffer);
-    if (ReadsBackAs(text, s32, ns)) {
+    if (ReadsBackAs(text, s32, ns, start)) {
       out->append(text);
       return;
     }
@@ -117,7 +123,8 @@ class RecordWriter {
       AppendNumber(static_cast<double>(ns) / 1e9, out_);
       return;
     }
-    AppendTimeS32(start ? table.start_s32[row] : table.dur_s32[row], ns, out_);
+    AppendTimeS32(start ? table.start_s32[row] : table.dur_s32[row], ns, start,
+                  out_);
   }
 
  private:

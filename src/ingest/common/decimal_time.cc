@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ingest/common/decimal_time.h"
+
+#include <cstdint>
+#include <limits>
+
+namespace strag::ingest {
+namespace {
+
+using Wide = unsigned __int128;
+
+// More significant digits than any timestamp has; later ones are dropped
+// (they are far below the attosecond).
+constexpr int kMaxDigits = 36;
+constexpr int64_t kAttosPerNano = 1'000'000'000;
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+Wide Pow10(int n) {
+  Wide p = 1;
+  for (int i = 0; i < n; ++i) p *= 10;
+  return p;
+}
+
+// The digits of `text`: value = mantissa * 10^exponent (in the text's unit).
+struct Digits {
+  bool negative = false;
+  Wide mantissa = 0;
+  int exponent = 0;
+};
+
+std::optional<Digits> ScanDigits(std::string_view text) {
+  Digits d;
+  size_t i = 0;
+  d.negative = i < text.size() && text[i] == '-';
+  if (d.negative) ++i;
+  int kept = 0;
+  bool any_digit = false;
+  bool fraction = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '.' && !fraction) {
+      fraction = true;
+      continue;
+    }
+    if (!IsDigit(c)) break;
+    any_digit = true;
+    if (d.mantissa == 0 && c == '0') {
+      if (fraction) --d.exponent;  // a leading zero after the point
+      continue;
+    }
+    if (kept < kMaxDigits) {
+      d.mantissa = d.mantissa * 10 + static_cast<unsigned>(c - '0');
+      ++kept;
+      if (fraction) --d.exponent;
+    } else if (!fraction) {
+      ++d.exponent;  // an integer digit that does not fit: scale instead
+    }
+  }
+  if (!any_digit) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    const bool exp_negative = i < text.size() && text[i] == '-';
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+    if (i >= text.size() || !IsDigit(text[i])) return std::nullopt;
+    int value = 0;
+    for (; i < text.size() && IsDigit(text[i]); ++i) {
+      if (value < 100000) value = value * 10 + (text[i] - '0');
+    }
+    d.exponent += exp_negative ? -value : value;
+  }
+  if (i != text.size()) return std::nullopt;
+  return d;
+}
+
+}  // namespace
+
+std::optional<trace::ExactTime> DecimalTextToExactTime(std::string_view text,
+                                                       int ns_exponent) {
+  std::optional<Digits> d = ScanDigits(text);
+  if (!d) return std::nullopt;
+  const int exponent = d->exponent + ns_exponent;  // in nanoseconds now
+  const Wide limit = static_cast<Wide>(std::numeric_limits<int64_t>::max()) +
+                     (d->negative ? 1 : 0);
+  Wide ns = 0;
+  int64_t rem_as = 0;  // of the magnitude, before rounding: [0, 1e9)
+  if (d->mantissa == 0) {
+    ns = 0;
+  } else if (exponent >= 0) {
+    if (exponent > 19) return std::nullopt;  // >= 1e19 ns does not fit
+    const Wide scale = Pow10(exponent);
+    if (d->mantissa > limit / scale) return std::nullopt;
+    ns = d->mantissa * scale;
+  } else if (-exponent > 38) {  // below 1e-38 ns of the mantissa's digits
+    ns = 0;
+  } else {
+    const Wide scale = Pow10(-exponent);
+    ns = d->mantissa / scale;
+    const Wide rest = d->mantissa % scale;  // in units of 10^exponent ns
+    // rest * 10^(exponent + 9) attoseconds, below 1e9.
+    rem_as = exponent + 9 >= 0
+                 ? static_cast<int64_t>(rest * Pow10(exponent + 9))
+                 : static_cast<int64_t>(rest / Pow10(-(exponent + 9)));
+  }
+  if (rem_as >= kAttosPerNano / 2) {  // half away from zero
+    ++ns;
+    rem_as -= kAttosPerNano;
+  }
+  if (ns > limit) return std::nullopt;
+  trace::ExactTime t;
+  t.rem_as = static_cast<int32_t>(d->negative ? -rem_as : rem_as);
+  if (d->negative) {
+    t.ns = ns == limit ? std::numeric_limits<int64_t>::min()
+                       : -static_cast<int64_t>(ns);
+  } else {
+    t.ns = static_cast<int64_t>(ns);
+  }
+  return t;
+}
+
+}  // namespace strag::ingest

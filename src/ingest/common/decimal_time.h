@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// Decimal time text -> trace::ExactTime, exactly.
+//
+// A binary64 holds ~16 significant digits: an epoch in microseconds
+// ("1712195495519695.812") or in seconds with binary32 digits
+// ("1700000000.0123456789") loses the nanoseconds on the way through a
+// double. The digits are converted as integers instead.
+
+#ifndef STRAG_SRC_INGEST_COMMON_DECIMAL_TIME_H_
+#define STRAG_SRC_INGEST_COMMON_DECIMAL_TIME_H_
+
+#include <optional>
+#include <string_view>
+
+#include "trace/exact_time.h"
+
+namespace strag::ingest {
+
+// The number `text` ("-12", "4458677009853.422", "1.5e3") in units of
+// 10^ns_exponent nanoseconds (3: microseconds, 9: seconds), as the nearest
+// nanosecond (ties away from zero) plus the attoseconds left over; digits
+// below the attosecond and past the 36th significant one are dropped.
+// nullopt when `text` is not a number (a sign, digits, an optional point and
+// exponent; no spaces) or the nanoseconds do not fit an int64.
+std::optional<trace::ExactTime> DecimalTextToExactTime(std::string_view text,
+                                                       int ns_exponent);
+
+}  // namespace strag::ingest
+
+#endif  // STRAG_SRC_INGEST_COMMON_DECIMAL_TIME_H_
