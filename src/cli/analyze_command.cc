@@ -11,8 +11,10 @@
 #include "base/parallel_for.h"
 #include "cli/flags.h"
 #include "cli/kineto_input.h"
+#include "cli/output_file.h"
 #include "cli/report_flags.h"
 #include "ingest/common/file.h"
+#include "ingest/kineto/kineto_file.h"
 #include "ingest/ops_csv/meta_yaml.h"
 #include "ingest/ops_csv/ops_csv_file.h"
 #include "report/inputs.h"
@@ -105,6 +107,17 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   trace::JobMeta meta;
   const std::string meta_path =
       flags.Get("meta").value_or(kineto ? "" : FindMeta(trace_path));
+  // The outputs checked before any work, against the inputs too.
+  OutputFiles out;
+  for (const std::string& input : inputs) {
+    Result<std::vector<std::string>> files =
+        kineto ? ingest::ListKinetoInputs(input)
+               : Result<std::vector<std::string>>({input});
+    if (!files.ok()) continue;  // reported when read
+    for (const std::string& file : *files) out.AddInput(file);
+  }
+  out.AddInput(meta_path);
+  RETURN_IF_ERROR(DeclareReportOutputs(flags, &out));
   if (!meta_path.empty()) {
     ASSIGN_OR_RETURN(std::string text, ingest::ReadFile(meta_path));
     ASSIGN_OR_RETURN(meta, ingest::ParseJobMetaYaml(text, meta_path));
@@ -143,7 +156,7 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   }
   ASSIGN_OR_RETURN(const report::Report report,
                    report::BuildReport(std::move(in), options));
-  return WriteReport(flags, report);
+  return WriteReport(flags, report, &out);
 }
 
 }  // namespace strag::cli

@@ -6,8 +6,8 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "report/render/analysis_json.h"
@@ -44,13 +44,18 @@ const char kReportFlagsUsage[] =
     "ideal,\n"
     "                        critical-path arrows) for ui.perfetto.dev\n"
     "  --perfetto-steps A,B  steps to export (default: slowest and fastest)\n"
-    "  --quiet               print nothing (with --json)\n";
+    "  --quiet               print nothing (with --json)\n"
+    "  FILE of --json, --html, --perfetto: '-' is standard output (one of\n"
+    "  them at most; the summary then goes to stderr). Every output is whole\n"
+    "  or absent: written to a temporary file beside it and renamed when all\n"
+    "  outputs are complete; on an error none is written and existing files\n"
+    "  stay as they were. An output that is one of the inputs is refused.\n";
 
 namespace {
 
 // Colour only on a terminal, and never with NO_COLOR set.
-bool UseColor() {
-  return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+bool UseColor(FILE* stream) {
+  return isatty(fileno(stream)) && std::getenv("NO_COLOR") == nullptr;
 }
 
 Result<whatif::IdealPool> ParsePool(const Flags& flags, bool profiler) {
@@ -141,35 +146,56 @@ Result<report::ReportOptions> ParseReportOptions(const Flags& flags,
   return o;
 }
 
-Status WriteReport(const Flags& flags, const report::Report& report) {
-  for (const std::string& w : report.warnings) {
-    std::fprintf(stderr, "strag: warning: %s\n", w.c_str());
-  }
-  if (auto json = flags.Get("json")) {
-    RETURN_IF_ERROR(WriteTextFile(*json, report::RenderAnalysisJson(report)));
-  }
-  if (auto html = flags.Get("html")) {
-    RETURN_IF_ERROR(WriteTextFile(*html, report::RenderHtmlReport(report)));
-  }
-  if (auto perfetto = flags.Get("perfetto")) {
-    RETURN_IF_ERROR(
-        WriteTextFile(*perfetto, report::RenderPerfettoJson(report)));
-  }
-  if (!flags.Has("quiet")) {
-    ASSIGN_OR_RETURN(std::optional<int64_t> top, flags.GetInt("top"));
-    const std::string text = report::RenderTerminalSummary(
-        report, {.top = static_cast<int>(top.value_or(5)),
-                 .color = UseColor()});
-    std::fputs(text.c_str(), stdout);
+Status DeclareReportOutputs(const Flags& flags, OutputFiles* out) {
+  for (const char* flag : {"json", "html", "perfetto"}) {
+    if (auto path = flags.Get(flag)) {
+      RETURN_IF_ERROR(out->Declare(std::string("--") + flag, *path));
+    }
   }
   return Status::Ok();
 }
 
-Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return NotFound("cannot write " + path);
+Status CheckTimelineSteps(const report::ReportOptions& options, int64_t first,
+                          int64_t last) {
+  for (int64_t step : options.timeline_steps) {
+    if (step < first || step > last) {
+      return InvalidInput("flag --perfetto-steps: step " +
+                          std::to_string(step) + " is not a step of the job (" +
+                          std::to_string(first) + ".." + std::to_string(last) +
+                          ")");
+    }
+  }
+  return Status::Ok();
+}
+
+Status WriteReport(const Flags& flags, const report::Report& report,
+                   OutputFiles* out) {
+  for (const std::string& w : report.warnings) {
+    std::fprintf(stderr, "strag: warning: %s\n", w.c_str());
+  }
+  // Everything rendered first: nothing is written when a renderer fails.
+  std::vector<std::pair<std::string, std::string>> files;
+  if (auto json = flags.Get("json")) {
+    files.emplace_back(*json, report::RenderAnalysisJson(report));
+  }
+  if (auto html = flags.Get("html")) {
+    files.emplace_back(*html, report::RenderHtmlReport(report));
+  }
+  if (auto perfetto = flags.Get("perfetto")) {
+    files.emplace_back(*perfetto, report::RenderPerfettoJson(report));
+  }
+  ASSIGN_OR_RETURN(std::optional<int64_t> top, flags.GetInt("top"));
+  for (const auto& [path, text] : files) {
+    RETURN_IF_ERROR(out->Write(path, text));
+  }
+  RETURN_IF_ERROR(out->Commit());
+  if (!flags.Has("quiet")) {
+    FILE* summary = out->uses_stdout() ? stderr : stdout;
+    const std::string text = report::RenderTerminalSummary(
+        report,
+        {.top = static_cast<int>(top.value_or(5)), .color = UseColor(summary)});
+    std::fputs(text.c_str(), summary);
+  }
   return Status::Ok();
 }
 

@@ -2,16 +2,19 @@
 // The flags of a report, shared by `strag analyze` and `strag simulate
 // --analyze` so that both analyse with the same options and write the same
 // outputs: parsed into report::ReportOptions, and the report written where
-// they say (JSON, HTML, Perfetto files; the terminal summary).
+// they say (JSON, HTML, Perfetto files, "-" for stdout; the terminal
+// summary), whole or not at all (cli/output_file.h).
 
 #ifndef STRAG_SRC_CLI_REPORT_FLAGS_H_
 #define STRAG_SRC_CLI_REPORT_FLAGS_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "base/status.h"
 #include "cli/flags.h"
+#include "cli/output_file.h"
 #include "report/report.h"
 
 namespace strag::cli {
@@ -28,15 +31,25 @@ extern const char kReportFlagsUsage[];
 Result<report::ReportOptions> ParseReportOptions(const Flags& flags,
                                                  bool profiler);
 
-// Writes the report's files and, unless --quiet, prints its summary; the
-// report's warnings go to stderr first.
-Status WriteReport(const Flags& flags, const report::Report& report);
+// Declares the report's outputs (--json, --html, --perfetto) in `out`:
+// checked before any work (add the command's inputs to `out` first).
+Status DeclareReportOutputs(const Flags& flags, OutputFiles* out);
+
+// Checks --perfetto-steps against the steps a job can have, [first, last],
+// before the work that would find a missing one (a looser check: the
+// report finds steps absent from the trace).
+Status CheckTimelineSteps(const report::ReportOptions& options, int64_t first,
+                          int64_t last);
+
+// Renders the report's files, writes them to `out` and commits every output
+// of `out` (all or none); then, unless --quiet, prints the summary: to
+// stdout, or to stderr when an output is stdout ("-"). The report's warnings
+// go to stderr first.
+Status WriteReport(const Flags& flags, const report::Report& report,
+                   OutputFiles* out);
 
 // --usd-per-gpu-hour, checked (>= 0).
 Result<std::optional<double>> UsdPerGpuHour(const Flags& flags);
-
-// Writes `text` to `path` (kNotFound naming the path when it cannot).
-Status WriteTextFile(const std::string& path, const std::string& text);
 
 }  // namespace strag::cli
 

@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string_view>
 #include <vector>
 
 #include "base/f32.h"
 #include "cli/flags.h"
+#include "cli/output_file.h"
 #include "cli/report_flags.h"
 #include "ingest/common/file.h"
 #include "ingest/common/gzip.h"
@@ -188,10 +188,13 @@ Result<OutputFormats> ParseFormats(const Flags& flags,
 }
 
 // DIR/kineto/rank-R.pt.trace.json[.gz], one rank at a time (memory: the
-// table plus one file), and DIR/clock-offsets.json with the ground truth.
+// table plus one file), and DIR/clock-offsets.json with the ground truth,
+// into `out` (renamed into place when every output is complete). The line
+// that says so goes to `log`.
 Status WriteKinetoTraces(const trace::OpsTable& table,
                          const trace::JobMeta& meta,
-                         const OutputFormats& formats, const fs::path& dir) {
+                         const OutputFormats& formats, const fs::path& dir,
+                         OutputFiles* out, FILE* log) {
   // The clock offsets are ground truth: drawn by the simulator, one per
   // traced worker (dp x stage).
   ingest::KinetoExportOptions options = formats.kineto_options;
@@ -200,10 +203,7 @@ Status WriteKinetoTraces(const trace::OpsTable& table,
       options.max_clock_offset_ms);
   ASSIGN_OR_RETURN(const ingest::KinetoExport exported,
                    ingest::KinetoExport::Build(table, meta, options));
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    return NotFound("cannot create " + dir.string() + ": " + ec.message());
+  RETURN_IF_ERROR(out->CreateDirectories(dir.string()));
   const std::string suffix = formats.gzip ? ".gz" : "";
   std::vector<ingest::KinetoRankStats> stats;
   int64_t bytes = 0;
@@ -217,44 +217,44 @@ Status WriteKinetoTraces(const trace::OpsTable& table,
     bytes += static_cast<int64_t>(text.size());
     const std::string name =
         "rank-" + std::to_string(w.rank) + ".pt.trace.json" + suffix;
-    RETURN_IF_ERROR(WriteTextFile((dir / name).string(), text));
+    RETURN_IF_ERROR(out->Write((dir / name).string(), text));
   }
   // Next to the folder, not in it: `strag analyze DIR/kineto` reads every
   // JSON file of the folder as a trace.
   const fs::path manifest = dir.parent_path() / "clock-offsets.json";
-  RETURN_IF_ERROR(
-      WriteTextFile(manifest.string(),
-                    ingest::RenderKinetoManifest(exported, stats, suffix)));
-  std::printf("  wrote %zu Kineto traces (%.1f MB) to %s and %s\n",
-              exported.workers().size(), static_cast<double>(bytes) / 1e6,
-              dir.string().c_str(), manifest.string().c_str());
+  RETURN_IF_ERROR(out->Write(manifest.string(), ingest::RenderKinetoManifest(
+                                                    exported, stats, suffix)));
+  std::fprintf(log, "  wrote %zu Kineto traces (%.1f MB) to %s and %s\n",
+               exported.workers().size(), static_cast<double>(bytes) / 1e6,
+               dir.string().c_str(), manifest.string().c_str());
   return Status::Ok();
 }
 
+// The files of --out DIR, into `out`: committed by the caller.
 Status WriteOutputs(const sim::SimulatedJob& job, const trace::OpsTable& table,
-                    const std::string& dir, const OutputFormats& formats) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return NotFound("cannot create " + dir + ": " + ec.message());
+                    const std::string& dir, const OutputFormats& formats,
+                    OutputFiles* out, FILE* log) {
+  RETURN_IF_ERROR(out->CreateDirectories(dir));
   if (formats.csv) {
     ASSIGN_OR_RETURN(std::string gz,
                      ingest::GzipCompress(ingest::WriteOpsCsv(table)));
-    RETURN_IF_ERROR(WriteTextFile((fs::path(dir) / "ops.csv.gz").string(), gz));
+    RETURN_IF_ERROR(out->Write((fs::path(dir) / "ops.csv.gz").string(), gz));
   }
   if (formats.kineto) {
     RETURN_IF_ERROR(WriteKinetoTraces(table, sim::MetaOf(job), formats,
-                                      fs::path(dir) / "kineto"));
+                                      fs::path(dir) / "kineto", out, log));
   }
-  RETURN_IF_ERROR(WriteTextFile((fs::path(dir) / "meta.yaml").string(),
-                                ingest::WriteJobMetaYaml(sim::MetaOf(job))));
-  return WriteTextFile((fs::path(dir) / "truth.json").string(),
-                       sim::RenderTruthJson(job));
+  RETURN_IF_ERROR(out->Write((fs::path(dir) / "meta.yaml").string(),
+                             ingest::WriteJobMetaYaml(sim::MetaOf(job))));
+  return out->Write((fs::path(dir) / "truth.json").string(),
+                    sim::RenderTruthJson(job));
 }
 
-void PrintSimulation(const sim::SimulatedJob& job, size_t ops) {
+// The simulation's summary, to `to` (stderr when an output is stdout).
+void PrintSimulation(const sim::SimulatedJob& job, size_t ops, FILE* to) {
   const sim::JobSection& j = job.spec.job;
-  std::printf("strag simulate: %s\n", job.spec.name.c_str());
-  std::printf(
+  std::fprintf(to, "strag simulate: %s\n", job.spec.name.c_str());
+  std::fprintf(to,
       "  job: DP %d%s x PP %d x TP %d x CP %d (VPP %d) = %lld GPUs, "
       "%d microbatches, %d steps, %zu ops\n",
       j.dp,
@@ -264,23 +264,39 @@ void PrintSimulation(const sim::SimulatedJob& job, size_t ops) {
       j.pp, j.tp, j.cp, j.vpp,
       static_cast<long long>(int64_t{job.dp_replicas} * j.pp * j.tp * j.cp),
       j.microbatches, j.steps, ops);
-  std::printf("  mean step time %.2f ms\n",
+  std::fprintf(to, "  mean step time %.2f ms\n",
               1e3 * PairwiseMean(job.step_times.opt));
   for (const sim::TruthRecord& t : job.truth) {
-    std::printf("  injected %-16s", t.kind.c_str());
+    std::fprintf(to, "  injected %-16s", t.kind.c_str());
     if (t.rank >= 0) {
-      std::printf(" rank %lld (dp %d, stage %d, tp %d, node %d)",
+      std::fprintf(to, " rank %lld (dp %d, stage %d, tp %d, node %d)",
                   static_cast<long long>(t.rank), t.dp, t.pp, t.tp, t.node);
     } else if (t.node >= 0) {
-      std::printf(" node %d", t.node);
+      std::fprintf(to, " node %d", t.node);
     }
-    std::printf(
+    std::fprintf(to,
         ": %zu of %zu steps, true slowdown %.4f (%+.2f ms per step; "
         "%+.2f ms without host delays)\n",
         t.steps.size(), job.steps.size(), t.slowdown, t.excess_step_ms,
         t.blocking_excess_step_ms);
   }
-  std::printf("\n");
+  std::fprintf(to, "\n");
+}
+
+}  // namespace
+
+namespace {
+
+// The spec file and its sequence-length file: no output may replace them.
+void AddSpecInputs(const Flags& flags, const sim::JobSpec& spec,
+                   OutputFiles* out) {
+  if (flags.Has("preset") || flags.positional().empty()) return;
+  const std::string& path = flags.positional()[0];
+  out->AddInput(path);
+  if (spec.sequences.kind == sim::SequenceSection::Kind::kFile) {
+    out->AddInput(
+        (fs::path(path).parent_path() / spec.sequences.path).string());
+  }
 }
 
 }  // namespace
@@ -317,26 +333,38 @@ Status RunSimulate(const std::vector<std::string>& args) {
     return InvalidInput("flag --format needs --out DIR");
   }
   const bool write = flags.Has("out");
+  // The outputs and --perfetto-steps checked before any work.
+  OutputFiles out;
+  AddSpecInputs(flags, job_spec, &out);
+  if (write) RETURN_IF_ERROR(out.DeclareDirectory("--out", *flags.Get("out")));
+  RETURN_IF_ERROR(DeclareReportOutputs(flags, &out));
+  const int64_t last_step = job_spec.job.steps - 1;
+  RETURN_IF_ERROR(CheckTimelineSteps(
+      options, write ? window.first : 0,
+      write ? std::min(window.second, last_step) : last_step));
+  FILE* log = out.uses_stdout() ? stderr : stdout;
   ASSIGN_OR_RETURN(sim::SimulatedJob job,
                    sim::Simulate(job_spec, {.truth = !flags.Has("no-truth"),
                                             .keep_times = write}));
   trace::OpsTable table;
   if (write) table = sim::ToOpsTable(job, window.first, window.second);
-  PrintSimulation(job,
-                  write ? table.size() : job.num_nodes() * job.num_lanes());
+  PrintSimulation(
+      job, write ? table.size() : job.num_nodes() * job.num_lanes(), log);
   if (write) {
-    RETURN_IF_ERROR(WriteOutputs(job, table, *flags.Get("out"), formats));
+    RETURN_IF_ERROR(
+        WriteOutputs(job, table, *flags.Get("out"), formats, &out, log));
   }
-  if (!flags.Has("analyze")) return Status::Ok();
+  if (!flags.Has("analyze")) return out.Commit();
   report::ReportInput in;
   const std::string source = "simulated " + job.spec.name;
   if (write && formats.csv) {
-    // Analyse exactly what was written: the ops CSV read back, as `strag
-    // analyze DIR/ops.csv.gz` reads it (the same report, byte for byte).
+    // Analyse exactly what was written: the ops CSV read back (from its
+    // temporary file, renamed with the report's files), as `strag analyze
+    // DIR/ops.csv.gz` reads it (the same report, byte for byte).
     table = trace::OpsTable();
     ASSIGN_OR_RETURN(
-        table, ingest::ReadOpsCsvFile(
-                   (fs::path(*flags.Get("out")) / "ops.csv.gz").string()));
+        table, ingest::ReadOpsCsvFile(out.Staged(
+                   (fs::path(*flags.Get("out")) / "ops.csv.gz").string())));
     ASSIGN_OR_RETURN(in, report::OpsTableInput(table, sim::MetaOf(job), source));
     table = trace::OpsTable();
   } else if (write) {
@@ -347,7 +375,7 @@ Status RunSimulate(const std::vector<std::string>& args) {
   }
   ASSIGN_OR_RETURN(const report::Report report,
                    report::BuildReport(std::move(in), options));
-  return WriteReport(flags, report);
+  return WriteReport(flags, report, &out);
 }
 
 }  // namespace strag::cli

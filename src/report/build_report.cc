@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "report/report.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
 
 #include "base/f32.h"
+#include "report/input_checks.h"
+#include "report/report.h"
 
 namespace strag::report {
 namespace {
@@ -38,9 +38,9 @@ Result<econ::StepCost> JobCost(const ReportInput& in,
   if (!(options.run_days > 0)) {
     return InvalidInput("the run length must be positive");
   }
-  econ::StepCost cost = econ::ComputeStepCost(
-      PairwiseMean(result.step_t_observed), PairwiseMean(result.step_t_ideal),
-      gpus, price);
+  econ::StepCost cost =
+      econ::ComputeStepCost(PairwiseMean(result.step_t_observed),
+                            PairwiseMean(result.step_t_ideal), gpus, price);
   econ::AddRunLength(options.run_days, &cost);
   return cost;
 }
@@ -86,6 +86,11 @@ Result<std::vector<size_t>> ChooseSteps(const whatif::PreparedTrace& trace,
 
 Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
   Report report;
+  // The metadata is checked before any work: a contradiction that would
+  // change the cost or the scope stops here.
+  ASSIGN_OR_RETURN(
+      std::vector<std::string> meta_warnings,
+      CheckMeta(in.meta, in.prepared, in.notes ? &*in.notes : nullptr));
   ASSIGN_OR_RETURN(report.result, whatif::Analyze(in.prepared, options.whatif));
   const whatif::WhatIfResult& result = report.result;
   ASSIGN_OR_RETURN(report.cost, JobCost(in, result, options));
@@ -114,12 +119,7 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
       report.timelines.push_back(std::move(t));
     }
   }
-  if (!in.notes && in.meta.dp > 0 && in.meta.dp != in.prepared.dp) {
-    report.warnings.push_back(
-        "metadata says dp " + std::to_string(in.meta.dp) +
-        " but the trace has " + std::to_string(in.prepared.dp) +
-        " DP ranks; using the trace");
-  }
+  for (std::string& w : meta_warnings) report.warnings.push_back(std::move(w));
   report.source = std::move(in.source);
   report.meta = std::move(in.meta);
   report.notes = std::move(in.notes);

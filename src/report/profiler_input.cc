@@ -12,6 +12,7 @@
 #include "graph/generic/input_size.h"
 #include "graph/generic/p2p_peers.h"
 #include "graph/generic/warmup_steps.h"
+#include "report/input_checks.h"
 #include "whatif/prepared_generic.h"
 
 namespace strag::report {
@@ -68,8 +69,7 @@ void AssignRanks(const std::map<std::string, int32_t>& map,
 // (profiling cycles of schedule(repeat=N)) are merged; another file
 // claiming a rank is a warning and ignored.
 std::vector<trace::RankTrace> OnePerRank(
-    std::vector<std::optional<trace::RankTrace>> read,
-    InputNotes* notes) {
+    std::vector<std::optional<trace::RankTrace>> read, InputNotes* notes) {
   std::map<int32_t, size_t> owner;  // rank -> index into kept
   std::vector<trace::RankTrace> kept;
   int64_t merged = 0;
@@ -103,8 +103,7 @@ std::vector<trace::RankTrace> OnePerRank(
   return kept;
 }
 
-void NoteRanks(std::vector<trace::RankTrace>* ranks,
-               InputNotes* notes) {
+void NoteRanks(std::vector<trace::RankTrace>* ranks, InputNotes* notes) {
   int32_t world = 0;
   std::map<std::string, int64_t> skipped;
   for (const trace::RankTrace& r : *ranks) {
@@ -188,7 +187,8 @@ Result<ReportInput> ProfilerInput(
   job.notes->format = "kineto";
   graph::LayoutFlags layout = options.layout;
   AssignRanks(options.rank_map, &read, &*job.notes);
-  std::vector<trace::RankTrace> ranks = OnePerRank(std::move(read), &*job.notes);
+  std::vector<trace::RankTrace> ranks =
+      OnePerRank(std::move(read), &*job.notes);
   if (ranks.empty()) {
     return InvalidInput("no trace could be read:" + options.read_errors);
   }
@@ -247,11 +247,25 @@ Result<ReportInput> ProfilerInput(
   }
   job.prepared.input_size.assign(input.per_step.begin(), input.per_step.end());
   job.prepared.input_size_source = std::move(input.source);
-  job.coverage = CoverageProblem(job);
-  if (!job.coverage.empty()) {
+  // Times in another unit, or clocks the fit could not bring together: no
+  // diagnosis may rest on them (issue 11), whatever the coverage.
+  std::string input_problem = UnitMismatch(ranks);
+  if (input_problem.empty()) {
+    input_problem =
+        ImplausibleClockFit(job.notes->clock, MedianStepSpanNs(ranks));
+  }
+  if (!input_problem.empty()) {
+    job.coverage = input_problem;
     job.notes->warnings.push_back(
-        "no diagnosis: " + job.coverage +
-        "; the numbers describe the traced ranks only");
+        "no diagnosis: " + input_problem +
+        "; the numbers rest on times that do not agree");
+  } else {
+    job.coverage = CoverageProblem(job);
+    if (!job.coverage.empty()) {
+      job.notes->warnings.push_back(
+          "no diagnosis: " + job.coverage +
+          "; the numbers describe the traced ranks only");
+    }
   }
   if (job.meta.world_size == 0) job.meta.world_size = job.notes->world_size;
   return job;

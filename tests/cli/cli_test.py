@@ -20,11 +20,21 @@ STRAG = sys.argv[1] if len(sys.argv) > 1 else "build/strag"
 SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
 DATA = sys.argv[3] if len(sys.argv) > 3 else os.path.join(SOURCE, "..", "shared", "data")
 EXAMPLE = os.path.join(SOURCE, "examples", "demo", "trace-demo.csv.gz")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "perfetto"))
+import check_perfetto  # noqa: E402  (Perfetto's import rules)
 
 
 def run(*args):
     return subprocess.run([STRAG, *args], capture_output=True, text=True,
                           timeout=120)
+
+
+def assert_perfetto_ok(test, path):
+    """The export passes Perfetto's import rules (check_perfetto.py)."""
+    rep = check_perfetto.check_file(path)
+    test.assertTrue(rep.ok(), check_perfetto.format_report(path, rep))
+    test.assertGreater(rep.stats["flows"], 0)
 
 
 def example_lines():
@@ -138,8 +148,13 @@ class CliTest(unittest.TestCase):
         ends = sorted(e["id"] for e in events if e.get("ph") == "f")
         self.assertEqual(starts, ends)
         self.assertGreater(len(starts), 0)
+        assert_perfetto_ok(self, out)
+        with open(out, "rb") as f:
+            before = f.read()
         self.assertEqual(run("analyze", EXAMPLE, "--quiet", "--perfetto", out,
                              "--perfetto-steps", "7").returncode, 2)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(), before)  # the old export untouched
 
     # The same input gives byte-identical output, whatever the thread count.
     def test_deterministic(self):
@@ -302,6 +317,7 @@ stragglers:
                          read(ana_html).replace(trace, "TITLE"))
         self.assertEqual(read(sim_pf).replace(title, "TITLE"),
                          read(ana_pf).replace(trace, "TITLE"))
+        assert_perfetto_ok(self, sim_pf)
 
     # Same spec and seed: byte-identical files; another seed: other noise.
     def test_deterministic(self):

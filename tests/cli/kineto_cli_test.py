@@ -20,6 +20,10 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "perfetto"))
+import check_perfetto  # noqa: E402  (Perfetto's import rules)
+
 STRAG = sys.argv[1] if len(sys.argv) > 1 else "build/strag"
 DATA = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
     os.path.dirname(__file__), "..", "..", "..", "shared", "data")
@@ -66,12 +70,20 @@ class KinetoCliTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return os.path.join(out, "kineto")
 
-    def analyze(self, folder):
-        """Runs the analysis; returns (exit code, stderr, JSON or None)."""
+    def analyze(self, folder, perfetto=False):
+        """Runs the analysis; returns (exit code, stderr, JSON or None).
+        `perfetto`: also exports the timelines, checked against Perfetto's
+        import rules."""
         js = os.path.join(self.tmp, "analysis.json")
+        pf = os.path.join(self.tmp, "analysis.perfetto.json")
         if os.path.exists(js):
             os.remove(js)
-        r = run("analyze", folder, "--json", js, "--quiet")
+        r = run("analyze", folder, "--json", js, "--quiet",
+                *(["--perfetto", pf] if perfetto else []))
+        if perfetto and r.returncode == 0:
+            rep = check_perfetto.check_file(pf)
+            self.assertTrue(rep.ok(), check_perfetto.format_report(pf, rep))
+            self.assertGreater(rep.stats["flows"], 0)
         result = None
         if os.path.exists(js):
             with open(js) as f:
@@ -83,7 +95,7 @@ class KinetoCliTest(unittest.TestCase):
         with open(os.path.join(folder, "..", "clock-offsets.json")) as f:
             truth = json.load(f)
         self.assertEqual(truth["world_size"], 64)
-        code, err, result = self.analyze(folder)
+        code, err, result = self.analyze(folder, perfetto=True)
         self.assertEqual(code, 0, err)
         # Offsets make collectives end before their last member starts:
         # the clocks are aligned, not kept (issue 9).
@@ -125,7 +137,7 @@ class KinetoCliTest(unittest.TestCase):
             truth = json.load(f)
         _, err, megatron = self.analyze(os.path.join(folder, "..", "ops.csv.gz"))
         self.assertIsNotNone(megatron, err)
-        _, err, generic = self.analyze(folder)
+        _, err, generic = self.analyze(folder, perfetto=True)
         self.assertIsNotNone(generic, err)
         return truth, megatron, generic
 
@@ -276,6 +288,13 @@ class KinetoCliTest(unittest.TestCase):
             self.assertRegex(err, fragment)
         self.assertGreater(result["slowdown"], 1.0)
         return result
+
+    def test_ddp_perfetto_export_passes_import_rules(self):
+        """A DDP job (the arrow into its slow rank used to end before it
+        started): its export passes Perfetto's import rules."""
+        folder = self.simulate(SPEC_4)
+        code, err, _ = self.analyze(folder, perfetto=True)
+        self.assertEqual(code, 0, err)
 
     def test_truncated_json(self):
         folder = self.damaged()
