@@ -31,6 +31,11 @@ Result<RunCost> ComputeRunCost(double slowdown, int64_t gpus, double days,
   c.wasted_gpu_hours = c.gpu_hours * c.wasted_share;
   c.wasted_usd = c.wasted_gpu_hours * usd_per_gpu_hour;
   c.extra_days = days * c.wasted_share;
+  if (!std::isfinite(c.gpu_hours) || !std::isfinite(c.wasted_usd)) {
+    return InvalidInput(
+        "GPUs x days x price is too large to compute (the GPU-hours or "
+        "dollars overflow a double)");
+  }
   return c;
 }
 

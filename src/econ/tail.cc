@@ -111,9 +111,11 @@ Result<Distribution> ParseTwoPoint(const Parser& parser,
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
     if (arg.starts_with("p=")) {
+      if (has_p) return parser.Error("p is given twice");
       ASSIGN_OR_RETURN(d.p, parser.Number(arg.substr(2), "p"));
       has_p = true;
     } else if (arg.starts_with("d=")) {
+      if (has_d) return parser.Error("d is given twice");
       ASSIGN_OR_RETURN(d.delay_s, parser.Seconds(arg.substr(2), "d"));
       has_d = true;
     } else if (i == 0) {

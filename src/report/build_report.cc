@@ -91,7 +91,11 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
   ASSIGN_OR_RETURN(
       std::vector<std::string> meta_warnings,
       CheckMeta(in.meta, in.prepared, in.notes ? &*in.notes : nullptr));
-  ASSIGN_OR_RETURN(report.result, whatif::Analyze(in.prepared, options.whatif));
+  // An error of the analysis is about the input: it names the input.
+  Result<whatif::WhatIfResult> analysed =
+      whatif::Analyze(in.prepared, options.whatif);
+  if (!analysed.ok()) return analysed.status().WithContext(in.source);
+  report.result = std::move(analysed).value();
   const whatif::WhatIfResult& result = report.result;
   ASSIGN_OR_RETURN(report.cost, JobCost(in, result, options));
   report.diagnosis = diagnose::Diagnose(

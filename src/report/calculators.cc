@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report/calculators.h"
 
+#include <cmath>
+#include <string>
 #include <utility>
 
 #include "report/report.h"
@@ -16,6 +18,15 @@ Result<TailAnswer> AnswerTail(TailQuestion question) {
     a.slow_above_s = *seconds;
   }
   a.summary = econ::SummarizeTail(a.dist, question.workers, a.slow_above_s);
+  // A number too large for a double is no answer: say so, never print inf.
+  const econ::TailSummary& t = a.summary;
+  if (!std::isfinite(t.mean_s) || !std::isfinite(t.expected_max_s) ||
+      !std::isfinite(t.std_max_s) ||
+      !std::isfinite(t.lost_gpu_seconds_per_step)) {
+    return InvalidInput("the distribution \"" + question.distribution +
+                        "\" gives step times too large to compute (they "
+                        "overflow a double)");
+  }
   if (question.backups) {
     BackupAnswer b;
     b.count = *question.backups;
@@ -24,6 +35,11 @@ Result<TailAnswer> AnswerTail(TailQuestion question) {
     b.lost_gpu_seconds_per_step =
         static_cast<double>(question.workers + b.count) * b.expected_step_s -
         static_cast<double>(question.workers) * a.summary.mean_s;
+    if (!std::isfinite(b.expected_step_s) ||
+        !std::isfinite(b.lost_gpu_seconds_per_step)) {
+      return InvalidInput("with " + std::to_string(b.count) +
+                          " backups the step time overflows a double");
+    }
     a.backups = b;
   }
   a.question = std::move(question);

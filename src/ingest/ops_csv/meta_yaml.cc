@@ -155,14 +155,26 @@ Result<std::string> MetaYamlParser::ParseQuoted(const std::string& key,
 template <typename T>
 Status MetaYamlParser::ParseSize(const std::string& key,
                                  const std::string& value, T* out) {
-  T parsed{};
+  // A degree past 2^24, or a world past 2^31 - 1, is no job strag can name
+  // ranks in (and the products of degrees must not overflow).
+  const int64_t max =
+      key == "world_size" ? (int64_t{1} << 31) - 1 : int64_t{1} << 24;
+  int64_t parsed = 0;
   const char* end = value.data() + value.size();
   const auto [ptr, ec] = std::from_chars(value.data(), end, parsed);
+  if (ec == std::errc::result_out_of_range && ptr == end) {
+    return KeyError(
+        key, value + " is out of range (at most " + std::to_string(max) + ")");
+  }
   if (ec != std::errc() || ptr != end || value.empty()) {
     return KeyError(key, "\"" + value + "\" is not an integer");
   }
   if (parsed < 1) return KeyError(key, value + " must be at least 1");
-  *out = parsed;
+  if (parsed > max) {
+    return KeyError(
+        key, value + " is out of range (at most " + std::to_string(max) + ")");
+  }
+  *out = static_cast<T>(parsed);
   return Status::Ok();
 }
 

@@ -147,14 +147,15 @@ void Input(std::string* out, const InputNotes& in) {
   if (skipped > 0) {
     *out += StrFormat("  skipped: %lld events (", static_cast<long long>(skipped));
     for (size_t k = 0; k < in.skipped.size() && k < 4; ++k) {
-      *out += StrFormat("%s%s %lld", k ? ", " : "", in.skipped[k].first.c_str(),
+      *out += StrFormat("%s%s %lld", k ? ", " : "",
+                      Printable(in.skipped[k].first).c_str(),
                         static_cast<long long>(in.skipped[k].second));
     }
     *out += in.skipped.size() > 4 ? ", ...; see --json)\n" : ")\n";
   }
   constexpr size_t kShown = 5;
   for (size_t k = 0; k < in.warnings.size() && k < kShown; ++k) {
-    *out += "  warning: " + in.warnings[k] + "\n";
+    *out += "  warning: " + Printable(in.warnings[k]) + "\n";
   }
   if (in.warnings.size() > kShown) {
     *out += StrFormat("  ... and %zu more warnings (see --json)\n",
@@ -171,7 +172,7 @@ std::string RenderTerminalSummary(const Report& report,
   const econ::StepCost& cost = report.cost;
   std::string out;
   const bool ranks = r.layout == whatif::Layout::kRanks;
-  out += StrFormat("strag analyze: %s\n", report.source.c_str());
+  out += StrFormat("strag analyze: %s\n", Printable(report.source).c_str());
   if (ranks) {
     out += StrFormat(
         "  job: %zu traced ranks of %lld (layout not in the traces), %zu "
