@@ -4,7 +4,7 @@ ASAN_DIR ?= build-asan
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build build-all demo test test-asan update-golden bench bench-accuracy format clean
+.PHONY: all deps configure build build-all demo test test-asan fuzz update-golden bench bench-accuracy format clean
 
 all: build
 
@@ -36,6 +36,13 @@ test-asan: deps
 	  -DSTRAG_SANITIZE=ON -DSTRAG_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS)
+
+# Every libFuzzer target (the readers, the spec parser and simulator) for
+# FUZZ_SECONDS each under ASan + UBSan with 2 GB memory caps, over the seed
+# corpora of tests/fuzz/make_corpus.py (clang).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # Rewrites the golden outputs (tests/golden/*.txt) after a deliberate change.
 update-golden: build-all

@@ -20,6 +20,8 @@ PACKAGES="
   python3-torch
   python3
   chromium
+  clang
+  libclang-rt-14-dev
 "
 
 missing=""

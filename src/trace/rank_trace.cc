@@ -62,13 +62,14 @@ bool MergeRankTraces(RankTrace&& from, RankTrace* into) {
     shape.first += numel_base;
     into->input_shapes.push_back(shape);
   }
-  into->input_numels.insert(into->input_numels.end(),
-                            from.input_numels.begin(), from.input_numels.end());
+  into->input_numels.insert(into->input_numels.end(), from.input_numels.begin(),
+                            from.input_numels.end());
   into->world_size = std::max(into->world_size, from.world_size);
   into->events += from.events;
   for (auto& [why, n] : from.skipped) {
-    const auto it = std::find_if(into->skipped.begin(), into->skipped.end(),
-                                 [&](const auto& x) { return x.first == why; });
+    const auto it =
+        std::find_if(into->skipped.begin(), into->skipped.end(),
+                     [&why = why](const auto& x) { return x.first == why; });
     if (it != into->skipped.end()) {
       it->second += n;
     } else {

@@ -118,4 +118,29 @@ std::optional<trace::ExactTime> DecimalTextToExactTime(std::string_view text,
   return t;
 }
 
+std::string ExactTimeToSecondsText(trace::ExactTime t) {
+  // The value in attoseconds: |ns| < 2^63 and |rem| <= 5e8 fit an int128.
+  const __int128 as = static_cast<__int128>(t.ns) * kAttosPerNano + t.rem_as;
+  Wide magnitude = as < 0 ? static_cast<Wide>(-as) : static_cast<Wide>(as);
+  const Wide scale = Pow10(18);
+  Wide seconds = magnitude / scale;
+  Wide fraction = magnitude % scale;
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + seconds % 10));
+    seconds /= 10;
+  } while (seconds != 0);
+  std::string out = as < 0 ? "-" + digits : digits;
+  if (fraction != 0) {
+    std::string frac(18, '0');
+    for (int i = 17; i >= 0; --i) {
+      frac[static_cast<size_t>(i)] = static_cast<char>('0' + fraction % 10);
+      fraction /= 10;
+    }
+    while (frac.back() == '0') frac.pop_back();
+    out += "." + frac;
+  }
+  return out;
+}
+
 }  // namespace strag::ingest

@@ -10,6 +10,7 @@
 #define STRAG_SRC_INGEST_COMMON_DECIMAL_TIME_H_
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "trace/exact_time.h"
@@ -24,6 +25,11 @@ namespace strag::ingest {
 // exponent; no spaces) or the nanoseconds do not fit an int64.
 std::optional<trace::ExactTime> DecimalTextToExactTime(std::string_view text,
                                                        int ns_exponent);
+
+// The inverse for seconds: `t` as the shortest plain decimal of seconds
+// that is exactly its value ("1700000000.0123456789", "-0.5", "0"), so that
+// DecimalTextToExactTime(text, 9) gives `t` back.
+std::string ExactTimeToSecondsText(trace::ExactTime t);
 
 }  // namespace strag::ingest
 

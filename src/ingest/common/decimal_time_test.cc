@@ -41,6 +41,16 @@ TEST(DecimalTimeTest, EpochDigitsSurvive) {
             (ExactTime{1'700'000'000'000'030'518, -421'875'000}));
 }
 
+TEST(DecimalTimeTest, TextOfAnExactTimeReadsBack) {
+  for (const char* text :
+       {"0", "1.5", "-0.5", "0.0000000012", "1700000000.0123456789",
+        "1700000000.000030517578125", "-9200000000", "0.000000000000000001"}) {
+    const ExactTime t = Seconds(text);
+    EXPECT_EQ(ExactTimeToSecondsText(t), text);
+    EXPECT_EQ(Seconds(ExactTimeToSecondsText(t)), t);
+  }
+}
+
 TEST(DecimalTimeTest, RejectsWhatIsNotANumberOrDoesNotFit) {
   for (const char* bad :
        {"", "-", ".", "1e", "1x", " 1", "1 ", "--1", "1e+", "9.3e9", "1e20"}) {

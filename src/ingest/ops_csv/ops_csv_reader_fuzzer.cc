@@ -30,7 +30,8 @@ bool SameTable(const strag::trace::OpsTable& a,
          a.op_type == b.op_type && a.seq_id == b.seq_id && a.chunk == b.chunk &&
          a.microbatch == b.microbatch && a.global_chunk == b.global_chunk &&
          a.start_ns == b.start_ns && a.dur_ns == b.dur_ns &&
-         a.start_s32 == b.start_s32 && a.dur_s32 == b.dur_s32 && a.tp == b.tp &&
+         a.start_s32 == b.start_s32 && a.dur_s32 == b.dur_s32 &&
+         a.start_rem_as == b.start_rem_as && a.tp == b.tp &&
          a.cp == b.cp && a.tokens == b.tokens;
 }
 

@@ -100,6 +100,25 @@ void AppendTimeS32(float s32, int64_t ns, bool start, std::string* out) {
   out->append(shortest_float);
 }
 
+// A start: its shortest binary32 text when that reads back exactly, else
+// the exact digits (an epoch origin), which read back to the same binary32
+// because the binary32 was rounded from them.
+void AppendStartS32(float s32, trace::ExactTime exact, std::string* out) {
+  NumberBuffer buffer;
+  const std::string_view shortest_float = ToChars(s32, &buffer);
+  if (ReadsBackAs(shortest_float, s32, exact.ns, /*start=*/true) &&
+      DecimalTextToExactTime(shortest_float, 9) == exact) {
+    out->append(shortest_float);
+    return;
+  }
+  const std::string text = ExactTimeToSecondsText(exact);
+  if (ReadsBackAs(text, s32, exact.ns, /*start=*/true)) {
+    out->append(text);
+    return;
+  }
+  AppendTimeS32(s32, exact.ns, /*start=*/true, out);
+}
+
 // Appends the fields of one CSV record, inserting the commas.
 class RecordWriter {
  public:
@@ -120,11 +139,16 @@ class RecordWriter {
     Separate();
     const int64_t ns = start ? table.start_ns[row] : table.dur_ns[row];
     if (!table.has_s32_times()) {
-      AppendNumber(static_cast<double>(ns) / 1e9, out_);
+      // Exact digits: a binary64 of an epoch in seconds drops nanoseconds
+      // (the same text as the binary64's below ~4e6 s).
+      out_->append(ExactTimeToSecondsText({ns, 0}));
       return;
     }
-    AppendTimeS32(start ? table.start_s32[row] : table.dur_s32[row], ns, start,
-                  out_);
+    if (start) {
+      AppendStartS32(table.start_s32[row], table.ExactStart(row), out_);
+    } else {
+      AppendTimeS32(table.dur_s32[row], ns, start, out_);
+    }
   }
 
  private:

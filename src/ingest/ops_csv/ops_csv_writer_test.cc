@@ -32,6 +32,7 @@ void ExpectTablesEqual(const trace::OpsTable& a, const trace::OpsTable& b) {
   EXPECT_EQ(a.dur_ns, b.dur_ns);
   EXPECT_EQ(a.start_s32, b.start_s32);
   EXPECT_EQ(a.dur_s32, b.dur_s32);
+  EXPECT_EQ(a.start_rem_as, b.start_rem_as);
   EXPECT_EQ(a.tp, b.tp);
   EXPECT_EQ(a.cp, b.cp);
   EXPECT_EQ(a.tokens, b.tokens);
