@@ -69,11 +69,9 @@ Status ApplyLayoutFlags(const Flags& flags, trace::JobMeta* meta) {
                                                      {"cp", &meta->cp},
                                                      {"vpp", &meta->vpp}};
   for (const auto& [name, field] : fields) {
-    ASSIGN_OR_RETURN(std::optional<int64_t> v, flags.GetInt(name));
+    ASSIGN_OR_RETURN(std::optional<int64_t> v,
+                     flags.GetInt(name, 1, int64_t{1} << 24));
     if (!v) continue;
-    if (*v < 1 || *v > (1 << 24)) {
-      return InvalidInput(std::string("flag --") + name + ": must be >= 1");
-    }
     *field = static_cast<int32_t>(*v);
   }
   return Status::Ok();

@@ -3,6 +3,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
+#include <string_view>
 #include <type_traits>
 
 namespace strag::cli {
@@ -75,10 +77,60 @@ Result<std::optional<T>> ParseNumber(const std::optional<std::string>& text,
   return std::optional<T>{value};
 }
 
+// Digits (after an optional '-') that name an integer too far from zero
+// for int64 / uint64, or a negative one for uint64.
+bool IsIntegerText(std::string_view text) {
+  if (text.starts_with('-')) text.remove_prefix(1);
+  return !text.empty() &&
+         text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 }  // namespace
 
 Result<std::optional<int64_t>> Flags::GetInt(const std::string& name) const {
-  return ParseNumber<int64_t>(Get(name), name, "an integer");
+  return GetInt(name, std::numeric_limits<int64_t>::min(),
+                std::numeric_limits<int64_t>::max());
+}
+
+Result<std::optional<int64_t>> Flags::GetInt(const std::string& name,
+                                             int64_t min, int64_t max) const {
+  const std::optional<std::string> text = Get(name);
+  if (text && IsIntegerText(*text)) {
+    int64_t value = 0;
+    const char* end = text->data() + text->size();
+    const auto [ptr, ec] = std::from_chars(text->data(), end, value);
+    const bool below = ec == std::errc::result_out_of_range
+                           ? text->starts_with('-')
+                           : value < min;
+    const bool above = ec == std::errc::result_out_of_range
+                           ? !text->starts_with('-')
+                           : value > max;
+    if (below) {
+      return InvalidInput("flag --" + name + ": " + *text +
+                          " must be at least " + std::to_string(min));
+    }
+    if (above) {
+      return InvalidInput("flag --" + name + ": " + *text +
+                          " must be at most " + std::to_string(max));
+    }
+  }
+  return ParseNumber<int64_t>(text, name, "an integer");
+}
+
+Result<std::optional<uint64_t>> Flags::GetUint64(
+    const std::string& name) const {
+  const std::optional<std::string> text = Get(name);
+  if (text && IsIntegerText(*text)) {
+    uint64_t value = 0;
+    const char* end = text->data() + text->size();
+    const auto [ptr, ec] = std::from_chars(text->data(), end, value);
+    if (text->starts_with('-') || ec != std::errc() || ptr != end) {
+      return InvalidInput("flag --" + name + ": " + *text +
+                          " is outside 0 .. " +
+                          std::to_string(std::numeric_limits<uint64_t>::max()));
+    }
+  }
+  return ParseNumber<uint64_t>(text, name, "an integer");
 }
 
 Result<std::optional<double>> Flags::GetDouble(const std::string& name) const {

@@ -31,8 +31,15 @@ class Flags {
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
   std::optional<std::string> Get(const std::string& name) const;
   std::vector<std::string> GetAll(const std::string& name) const;
-  // The flag as an integer; fails naming the flag when it is not one.
+  // The flag as an integer; fails naming the flag when it is not one, and
+  // naming the broken bound when it lies outside [min, max] ("flag --tp:
+  // 16777217 must be at most 16777216"; digits beyond int64 too).
   Result<std::optional<int64_t>> GetInt(const std::string& name) const;
+  Result<std::optional<int64_t>> GetInt(const std::string& name, int64_t min,
+                                        int64_t max) const;
+  // The flag as an integer in 0 .. 2^64 - 1 (a seed); fails naming that
+  // range otherwise.
+  Result<std::optional<uint64_t>> GetUint64(const std::string& name) const;
   // The flag as a finite number; fails naming the flag when it is not one.
   Result<std::optional<double>> GetDouble(const std::string& name) const;
 

@@ -8,13 +8,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <string_view>
 #include <vector>
 
 #include "base/f32.h"
+#include "base/parallel_for.h"
 #include "cli/flags.h"
 #include "cli/output_file.h"
 #include "cli/report_flags.h"
+#include "cli/simulate_limits.h"
 #include "ingest/common/file.h"
 #include "ingest/common/gzip.h"
 #include "ingest/kineto/kineto_writer.h"
@@ -52,7 +55,11 @@ const char kSimulateUsageHead[] =
     "                        args, as PyTorch does (pg_config stays full)\n"
     "  --steps-window A:B    write only steps A..B (inclusive); with --out,\n"
     "                        --analyze analyses what was written\n"
-    "  --seed N              override job.seed\n"
+    "  --seed N              override job.seed (0 .. 2^64 - 1)\n"
+    "  --max-ops N           refuse jobs of more than N simulated ops\n"
+    "                        (default: refuse those whose estimated memory\n"
+    "                        exceeds half of the physical memory or of\n"
+    "                        ulimit -v; docs/formats/sim-spec.md, Limits)\n"
     "  --no-truth            skip the ground-truth replays\n"
     "  --list-presets        print the names of the built-in specs\n"
     "  --analyze             analyse the simulated trace as `strag analyze`\n"
@@ -67,7 +74,13 @@ namespace {
 namespace fs = std::filesystem;
 
 Result<sim::JobSpec> LoadSpec(const Flags& flags) {
-  if (auto preset = flags.Get("preset")) return sim::PresetSpec(*preset);
+  if (auto preset = flags.Get("preset")) {
+    if (!flags.positional().empty()) {
+      return InvalidInput("simulate takes a SPEC file or --preset " + *preset +
+                          ", not both (got " + flags.positional()[0] + ")");
+    }
+    return sim::PresetSpec(*preset);
+  }
   if (flags.positional().size() != 1) {
     return InvalidInput("simulate needs one SPEC file or --preset NAME\n" +
                         SimulateUsage());
@@ -102,7 +115,9 @@ Result<sim::JobSpec> LoadSpec(const Flags& flags) {
   return spec;
 }
 
-Result<std::pair<int64_t, int64_t>> ParseWindow(const std::string& text) {
+// "A:B", steps A..B of a job of `steps` steps.
+Result<std::pair<int64_t, int64_t>> ParseWindow(const std::string& text,
+                                                int64_t steps) {
   const size_t colon = text.find(':');
   int64_t a = 0, b = 0;
   auto parse = [](std::string_view s, int64_t* out) {
@@ -116,6 +131,12 @@ Result<std::pair<int64_t, int64_t>> ParseWindow(const std::string& text) {
         "flag --steps-window: expected A:B with 0 <= A <= B, "
         "got \"" +
         text + "\"");
+  }
+  if (b >= steps) {
+    return InvalidInput("flag --steps-window: " + text +
+                        " is outside the job's steps 0.." +
+                        std::to_string(steps - 1) + " (job.steps " +
+                        std::to_string(steps) + ")");
   }
   return std::pair{a, b};
 }
@@ -304,7 +325,8 @@ void AddSpecInputs(const Flags& flags, const sim::JobSpec& spec,
 Status RunSimulate(const std::vector<std::string>& args) {
   FlagSpec spec{
       .with_value = {"preset", "out", "steps-window", "seed", "format",
-                     "clock-offset-ms", "nccl-names", "kernels-per-op"},
+                     "clock-offset-ms", "nccl-names", "kernels-per-op",
+                     "max-ops"},
       .booleans = {"analyze", "no-truth", "list-presets", "gzip",
                    "truncate-rank-lists"},
   };
@@ -317,12 +339,20 @@ Status RunSimulate(const std::vector<std::string>& args) {
     return Status::Ok();
   }
   ASSIGN_OR_RETURN(sim::JobSpec job_spec, LoadSpec(flags));
-  ASSIGN_OR_RETURN(std::optional<int64_t> seed, flags.GetInt("seed"));
-  if (seed) job_spec.job.seed = static_cast<uint64_t>(*seed);
+  ASSIGN_OR_RETURN(std::optional<uint64_t> seed, flags.GetUint64("seed"));
+  if (seed) job_spec.job.seed = *seed;
   std::pair<int64_t, int64_t> window{0, job_spec.job.steps - 1};
   if (auto text = flags.Get("steps-window")) {
-    ASSIGN_OR_RETURN(window, ParseWindow(*text));
+    ASSIGN_OR_RETURN(window, ParseWindow(*text, job_spec.job.steps));
+    if (!flags.Has("out")) {
+      return InvalidInput(
+          "flag --steps-window needs --out DIR (it selects the steps "
+          "written)");
+    }
   }
+  ASSIGN_OR_RETURN(
+      const std::optional<int64_t> max_ops,
+      flags.GetInt("max-ops", 1, std::numeric_limits<int64_t>::max()));
   if (!flags.Has("out") && !flags.Has("analyze")) {
     return InvalidInput("simulate needs --out DIR and/or --analyze");
   }
@@ -332,6 +362,19 @@ Status RunSimulate(const std::vector<std::string>& args) {
   if (flags.Has("format") && !flags.Has("out")) {
     return InvalidInput("flag --format needs --out DIR");
   }
+  // Refused before anything the size of the job is allocated.
+  RETURN_IF_ERROR(CheckSimulationFits(
+      flags.Has("preset") ? "preset " + *flags.Get("preset")
+                          : flags.positional()[0],
+      job_spec,
+      {.write = flags.Has("out"),
+       .first_step = window.first,
+       .last_step = window.second,
+       .analyze = flags.Has("analyze"),
+       .threads = static_cast<int64_t>(options.whatif.threads > 0
+                                           ? options.whatif.threads
+                                           : HardwareThreads())},
+      max_ops, ThisMachinesBudget()));
   const bool write = flags.Has("out");
   // The outputs and --perfetto-steps checked before any work.
   OutputFiles out;

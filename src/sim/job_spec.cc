@@ -233,6 +233,7 @@ const YamlNode* SpecReader::Get(const YamlNode& map, const std::string& path,
 template <typename T>
 Result<T> SpecReader::Convert(const YamlNode& node,
                               const std::string& path) const {
+  using Limits = std::numeric_limits<T>;
   if (node.kind != YKind::kScalar || node.IsNull()) {
     return Error(node.line, path,
                  "expected a number, found " + std::string(node.KindName()));
@@ -251,14 +252,36 @@ Result<T> SpecReader::Convert(const YamlNode& node,
     }
   }
   if constexpr (std::is_integral_v<T>) {
-    if (whole && ec == std::errc::result_out_of_range) {
-      return Error(node.line, path, node.text + " is too large");
-    }
-    if (!node.quoted && Convert<double>(node, path).ok()) {
-      const bool negative = std::is_unsigned_v<T> && text.starts_with('-');
-      return Error(
-          node.line, path,
-          node.text + (negative ? " is negative" : " is not an integer"));
+    const bool negative = text.starts_with('-');
+    auto out_of_range = [&]() -> Status {
+      if (negative && std::is_unsigned_v<T>) {
+        return Error(node.line, path, node.text + " is negative");
+      }
+      return Error(node.line, path,
+                   node.text +
+                       (negative ? " is too small (at least " +
+                                       std::to_string(Limits::min())
+                                 : " is too large (at most " +
+                                       std::to_string(Limits::max())) +
+                       ")");
+    };
+    if (whole && ec == std::errc::result_out_of_range) return out_of_range();
+    const Result<double> number = node.quoted ? Result<double>(InvalidInput(""))
+                                              : Convert<double>(node, path);
+    if (number.ok()) {
+      // A whole number in another decimal form (1e9, 64.0) is that integer.
+      const double x = *number;
+      if (std::trunc(x) != x) {
+        return Error(node.line, path,
+                     node.text + (negative && std::is_unsigned_v<T>
+                                      ? " is negative"
+                                      : " is not an integer"));
+      }
+      // Bounds as exact doubles: min() and max() + 1 (a power of two).
+      const double lo = static_cast<double>(Limits::min());
+      const double hi = std::ldexp(1.0, Limits::digits);
+      if (x >= lo && x < hi) return static_cast<T>(x);
+      return out_of_range();
     }
   }
   return Error(node.line, path, "\"" + node.text + "\" is not a number");

@@ -21,6 +21,22 @@
 
 namespace strag::sim {
 
+// Limits of a spec (docs/formats/sim-spec.md, "Limits"). Times are int64
+// nanoseconds in a trace (ops CSV: at most 9.2e9 s): one op may last at
+// most 1e6 s (1e15 ns, so that sums of thousands of ops still fit) and a
+// whole simulated trace at most 1e9 s (1e18 ns, 9x below int64's limit).
+// Each duration of the spec is checked against the op limit when the spec
+// is validated; products (stage, sequence and straggler factors, noise
+// draws) are checked by the simulator on the drawn durations.
+inline constexpr double kMaxDurationMs = 1e9;    // any time key: 1e6 s
+inline constexpr double kMaxOpSeconds = 1e6;     // any simulated op
+inline constexpr double kMaxTraceSeconds = 1e9;  // a simulated trace
+inline constexpr double kMaxFactor = 1e6;        // straggler factors
+inline constexpr double kMaxCoefficient = 1e6;   // loss_layer_cost,
+                                                 // linear, quadratic
+inline constexpr double kMaxGpuHourUsd = 1e6;    // job.gpu_hour_usd
+inline constexpr int64_t kMaxSequenceLength = 2147483647;  // tokens, 2^31-1
+
 // Random variation of one duration.
 struct NoiseSpec {
   enum class Kind {

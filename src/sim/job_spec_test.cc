@@ -210,6 +210,25 @@ TEST(JobSpecTest, ValidateBuiltSpecs) {
             "4 ranks (dp 4 x pp 1 x tp 1 x cp 1)");
 }
 
+// Integer keys take a whole number in any decimal form (issue 11: `steps:
+// 1e9` is a billion steps, refused by its size, not "not an integer").
+TEST(JobSpecTest, IntegersInExponentForm) {
+  auto spec = ParseJobSpec(
+      "job: {dp: 1e3, steps: 2.0E1, seed: 1.8e19, microbatches: +4e0}\n",
+      "e.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->job.dp, 1000);
+  EXPECT_EQ(spec->job.steps, 20);
+  EXPECT_EQ(spec->job.seed, uint64_t{18'000'000'000'000'000'000u});
+  EXPECT_EQ(spec->job.microbatches, 4);
+  // The limits are accepted, one past them refused.
+  auto at = ParseJobSpec(
+      "compute: {forward_ms: 1e9}\nsequences: {length: 2147483647}\n"
+      "stragglers:\n  - {kind: slow_worker, rank: 0, factor: 1e6}\n",
+      "at.yaml");
+  EXPECT_TRUE(at.ok()) << at.status().message();
+}
+
 TEST(JobSpecTest, Errors) {
   struct Case {
     std::string_view yaml;
@@ -232,7 +251,17 @@ TEST(JobSpecTest, Errors) {
       {"job: {dp: \"8\"}\n", "bad.yaml: line 1: job.dp: \"8\" is not a number"},
       {"job: {dp: 2.5}\n", "bad.yaml: line 1: job.dp: 2.5 is not an integer"},
       {"job: {dp: 99999999999}\n",
-       "bad.yaml: line 1: job.dp: 99999999999 is too large"},
+       "bad.yaml: line 1: job.dp: 99999999999 is too large (at most "
+       "2147483647)"},
+      {"job: {steps: 1e10}\n",
+       "bad.yaml: line 1: job.steps: 1e10 is too large (at most 2147483647)"},
+      {"job: {dp: -1e10}\n",
+       "bad.yaml: line 1: job.dp: -1e10 is too small (at least -2147483648)"},
+      {"job: {seed: 1e20}\n",
+       "bad.yaml: line 1: job.seed: 1e20 is too large (at most "
+       "18446744073709551615)"},
+      {"job: {steps: 1.5e0}\n",
+       "bad.yaml: line 1: job.steps: 1.5e0 is not an integer"},
       {"job: {seed: -1}\n", "bad.yaml: line 1: job.seed: -1 is negative"},
       {"job: {dp: }\n",
        "bad.yaml: line 1: job.dp: expected a number, found "
@@ -395,6 +424,44 @@ TEST(JobSpecTest, Errors) {
       {"job: {pp: 2, backup_workers: 1}\n",
        "bad.yaml: line 1: job.backup_workers: 1 needs pp 1 (a backup replaces "
        "a whole DP replica), found pp 2"},
+      // Limits (issue 11): durations, factors, coefficients, lengths.
+      {"compute: {forward_ms: 1e15}\n",
+       "bad.yaml: line 1: compute.forward_ms: 1e15 must be at most 1e9 ms "
+       "(1e6 s, the limit of one op)"},
+      {"comm:\n  p2p_ms: 1000000001\n",
+       "bad.yaml: line 2: comm.p2p_ms: 1000000001 must be at most 1e9 ms "
+       "(1e6 s, the limit of one op)"},
+      {"compute: {noise: {dist: normal, sd_ms: 1e300}}\n",
+       "bad.yaml: line 1: compute.noise.sd_ms: 1e300 must be at most 1e9 ms "
+       "(1e6 s, the limit of one op)"},
+      {"stragglers:\n  - {kind: slow_worker, rank: 0, factor: 1e300}\n",
+       "bad.yaml: line 2: stragglers[0].factor: 1e300 must be at most 1e6"},
+      {"stragglers:\n  - {kind: slow_link, node: 0, factor: 2e6}\n",
+       "bad.yaml: line 2: stragglers[0].factor: 2e6 must be at most 1e6"},
+      {"stragglers:\n  - {kind: gc_pause, ranks: all, pause_ms: 1e10, "
+       "rate_per_step: 0.1}\n",
+       "bad.yaml: line 2: stragglers[0].pause_ms: 1e10 must be at most 1e9 ms "
+       "(1e6 s, the limit of one op)"},
+      {"stragglers:\n  - {kind: dataloader_stall, rank: 0, stall_ms: "
+       "1e300}\n",
+       "bad.yaml: line 2: stragglers[0].stall_ms: 1e300 must be at most 1e9 "
+       "ms (1e6 s, the limit of one op)"},
+      {"job: {gpu_hour_usd: 1e300}\n",
+       "bad.yaml: line 1: job.gpu_hour_usd: 1e300 must be at most 1e6"},
+      {"model: {loss_layer_cost: 1e300}\n",
+       "bad.yaml: line 1: model.loss_layer_cost: 1e300 must be at most 1e6"},
+      {"sequences: {quadratic: 1e300}\n",
+       "bad.yaml: line 1: sequences.quadratic: 1e300 must be at most 1e6"},
+      {"sequences: {length: 1e12}\n",
+       "bad.yaml: line 1: sequences.length: 1e12 must be at most 2147483647 "
+       "tokens (2^31 - 1)"},
+      {"sequences: {dist: lognormal, median: 1e300, sigma: 1, max: "
+       "9223372036854775807}\n",
+       "bad.yaml: line 1: sequences.max: 9223372036854775807 must be at most "
+       "2147483647 tokens (2^31 - 1)"},
+      {"job: {pp: 2, vpp: 2000000, microbatches: 2000}\n",
+       "bad.yaml: line 1: job.microbatches: 2000 x vpp 2000000 exceeds 2^31 - "
+       "1 forwards per stage and step"},
       {"job: {dp: 65536, tp: 65536}\n",
        "bad.yaml: line 1: job: (dp + backup_workers) x pp x tp x cp exceeds "
        "2^31 - 1 ranks"},

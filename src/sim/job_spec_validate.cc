@@ -57,8 +57,25 @@ class Validator {
     return Bad(path, Fmt(v),
                min == 0 ? "is negative" : "must be at least " + Fmt(min));
   }
+  // A number in [0, max] (NaN, from a spec built in code, is neither).
+  Status InRange(const std::string& path, double v, double max,
+                 const std::string& limit) const {
+    if (!(v >= 0)) return Bad(path, Fmt(v), "is negative");
+    if (v <= max) return Status::Ok();
+    return Bad(path, Fmt(v), "must be at most " + limit);
+  }
+  // A time in ms: one op may last at most kMaxOpSeconds.
   Status Time(const std::string& path, double v) const {
-    return v >= 0 ? Status::Ok() : Bad(path, Fmt(v), "is negative");
+    return InRange(path, v, kMaxDurationMs,
+                   "1e9 ms (1e6 s, the limit of one op)");
+  }
+  Status Coefficient(const std::string& path, double v) const {
+    return InRange(path, v, kMaxCoefficient, "1e6");
+  }
+  Status Length(const std::string& path, int64_t v) const {
+    RETURN_IF_ERROR(AtLeast(path, v, int64_t{1}));
+    if (v <= kMaxSequenceLength) return Status::Ok();
+    return Bad(path, Fmt(v), "must be at most 2147483647 tokens (2^31 - 1)");
   }
   Status Probability(const std::string& path, double v) const {
     if (v >= 0 && v <= 1) return Status::Ok();
@@ -145,7 +162,8 @@ Status Validator::CheckJob() {
   }
   RETURN_IF_ERROR(
       AtLeast("job.backup_workers", int64_t{j.backup_workers}, int64_t{0}));
-  RETURN_IF_ERROR(Time("job.gpu_hour_usd", j.gpu_hour_usd));
+  RETURN_IF_ERROR(
+      InRange("job.gpu_hour_usd", j.gpu_hour_usd, kMaxGpuHourUsd, "1e6"));
   // Global ranks are int32 in traces; check before each product so that
   // the product itself cannot overflow.
   constexpr int64_t kMaxWorld = std::numeric_limits<int32_t>::max();
@@ -158,6 +176,12 @@ Status Validator::CheckJob() {
     world_ *= factor;
   }
   nodes_ = (world_ + j.gpus_per_node - 1) / j.gpus_per_node;
+  // Forwards of a stage per step are numbered with int32.
+  if (int64_t{j.microbatches} * j.vpp > kMaxWorld) {
+    return Bad("job.microbatches", Fmt(j.microbatches),
+               "x vpp " + Fmt(j.vpp) +
+                   " exceeds 2^31 - 1 forwards per stage and step");
+  }
   if (j.vpp > 1 && j.microbatches % j.pp != 0) {
     return Bad("job.vpp", Fmt(j.vpp),
                "(interleaved 1F1B) needs microbatches divisible by pp: " +
@@ -175,7 +199,7 @@ Status Validator::CheckModel() {
   const ModelSection& m = spec_.model;
   const int32_t pp = spec_.job.pp;
   RETURN_IF_ERROR(AtLeast("model.layers", int64_t{m.layers}, int64_t{0}));
-  RETURN_IF_ERROR(Time("model.loss_layer_cost", m.loss_layer_cost));
+  RETURN_IF_ERROR(Coefficient("model.loss_layer_cost", m.loss_layer_cost));
   const std::vector<int32_t>& list = m.layers_per_stage;
   if (list.empty()) {
     if (m.layers % pp == 0) return Status::Ok();
@@ -204,18 +228,20 @@ Status Validator::CheckModel() {
 
 Status Validator::CheckNoise(const std::string& path,
                              const NoiseSpec& noise) const {
-  RETURN_IF_ERROR(Time(path + ".sigma", noise.sigma));
+  // Any sigma is accepted: its draws are checked by the simulator.
+  RETURN_IF_ERROR(InRange(path + ".sigma", noise.sigma,
+                          std::numeric_limits<double>::infinity(), ""));
   return Time(path + ".sd_ms", noise.sd_ms);
 }
 
 Status Validator::CheckSequences() const {
   const SequenceSection& s = spec_.sequences;
   const std::string p = "sequences.";
-  RETURN_IF_ERROR(AtLeast(p + "length", s.length, int64_t{1}));
+  RETURN_IF_ERROR(Length(p + "length", s.length));
   RETURN_IF_ERROR(
       AtLeast(p + "per_microbatch", int64_t{s.per_microbatch}, int64_t{1}));
-  RETURN_IF_ERROR(Time(p + "linear", s.linear));
-  RETURN_IF_ERROR(Time(p + "quadratic", s.quadratic));
+  RETURN_IF_ERROR(Coefficient(p + "linear", s.linear));
+  RETURN_IF_ERROR(Coefficient(p + "quadratic", s.quadratic));
   if (s.linear == 0 && s.quadratic == 0) {
     return Bad(p + "linear", "0",
                "and quadratic 0: a microbatch costs nothing");
@@ -223,8 +249,9 @@ Status Validator::CheckSequences() const {
   if (s.kind == SequenceSection::Kind::kLognormal) {
     if (!(s.median > 0))
       return Bad(p + "median", Fmt(s.median), "is not positive");
-    RETURN_IF_ERROR(Time(p + "sigma", s.sigma));
-    RETURN_IF_ERROR(AtLeast(p + "max", s.max, int64_t{1}));
+    RETURN_IF_ERROR(InRange(p + "sigma", s.sigma,
+                            std::numeric_limits<double>::infinity(), ""));
+    RETURN_IF_ERROR(Length(p + "max", s.max));
     if (static_cast<double>(s.max) < s.median) {
       return Bad(p + "max", Fmt(s.max), "is below the median " + Fmt(s.median));
     }
@@ -233,7 +260,7 @@ Status Validator::CheckSequences() const {
     return Bad(p + "path", "\"\"", "is empty");
   }
   for (size_t i = 0; i < s.lengths.size(); ++i) {
-    RETURN_IF_ERROR(AtLeast(Index(p + "lengths", i), s.lengths[i], int64_t{1}));
+    RETURN_IF_ERROR(Length(Index(p + "lengths", i), s.lengths[i]));
   }
   return Status::Ok();
 }
@@ -256,6 +283,9 @@ Status Validator::CheckStraggler(size_t i) const {
   }
   if (s.kind == Kind::kSlowWorker || s.kind == Kind::kSlowLink) {
     RETURN_IF_ERROR(AtLeast(p + "factor", s.factor, 1.0));
+    if (!(s.factor <= kMaxFactor)) {
+      return Bad(p + "factor", Fmt(s.factor), "must be at most 1e6");
+    }
   }
   if (s.kind == Kind::kSlowWorker) return Rank(p + "rank", s.rank);
   if (s.kind == Kind::kSlowLink) {

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <string>
 
 #include "base/f32.h"
+#include "sim/footprint.h"
 #include "sim/random.h"
 
 namespace strag::sim {
@@ -466,9 +469,13 @@ void DrawSequences(SimulatedJob* job, double reference) {
         case SequenceSection::Kind::kLognormal: {
           const double z =
               StandardNormal({job->spec.job.seed, kSequence, idx, j});
-          const auto s = static_cast<int64_t>(
-              std::llround(seq.median * std::exp(seq.sigma * z)));
-          lengths.push_back(std::clamp<int64_t>(s, 1, seq.max));
+          // Clamped before rounding: a draw beyond int64 (a huge median or
+          // sigma) has no llround.
+          const double x = seq.median * std::exp(seq.sigma * z);
+          lengths.push_back(
+              x >= static_cast<double>(seq.max)
+                  ? seq.max
+                  : std::clamp<int64_t>(std::llround(x), 1, seq.max));
           break;
         }
         case SequenceSection::Kind::kFile:
@@ -507,6 +514,69 @@ replay::StepTimes Run(const SimulatedJob& job, const BigVector<double>& cost,
   return replay::Replay(input, &workspace, keep, visit);
 }
 
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g", s);
+  return buf;
+}
+
+std::string SourceOf(const JobSpec& spec) {
+  return spec.name.empty() ? "job spec" : spec.name;
+}
+
+// Every drawn duration and host delay within the limit of one op
+// (kMaxOpSeconds): the spec's durations are validated one by one, but their
+// products with stage, sequence and straggler factors and heavy-tailed noise
+// draws are only known here. NaN fails too.
+Status CheckDrawnDurations(const SimulatedJob& job) {
+  const size_t lanes = job.num_lanes();
+  const auto dp = static_cast<size_t>(job.dp_replicas);
+  for (size_t v = 0; v < job.num_nodes(); ++v) {
+    const double* cost = job.cost.data() + v * lanes;
+    const float* delay = job.launch_delay.data() + v * lanes;
+    bool bad = false;
+    for (size_t l = 0; l < lanes; ++l) {
+      if (!(cost[l] <= kMaxOpSeconds) || !(delay[l] <= kMaxOpSeconds)) {
+        bad = true;
+      }
+    }
+    if (!bad) continue;
+    for (size_t l = 0; l < lanes; ++l) {
+      const bool slow = !(cost[l] <= kMaxOpSeconds);
+      if (!slow && delay[l] <= kMaxOpSeconds) continue;
+      const graph::OpKey& key = job.schedule.model.keys[v];
+      const std::string where = "step " + std::to_string(l / dp) + ", dp " +
+                                std::to_string(l % dp) + ", stage " +
+                                std::to_string(key.stage) + ": ";
+      const std::string what =
+          slow ? "a drawn " + std::string(trace::OpTypeName(key.type)) +
+                     " of " + Seconds(cost[l]) +
+                     " s (the spec's duration times the stage, sequence and "
+                     "straggler factors and the noise draw) exceeds"
+               : "host delays (gc_pause, dataloader_stall) of " +
+                     Seconds(delay[l]) + " s before one forward exceed";
+      return InvalidInput(SourceOf(job.spec) + ": " + where + what +
+                          " the limit of 1e6 s for one op; lower them or the "
+                          "noise");
+    }
+  }
+  return Status::Ok();
+}
+
+// The whole trace within kMaxTraceSeconds (steps laid end to end 1 ms
+// apart, as ToOpsTable writes them), so that every time of it is an int64
+// nanosecond count with headroom.
+Status CheckTraceLength(const SimulatedJob& job) {
+  double total = 0;
+  for (double span : job.step_times.span) total += span + kMs;
+  if (total <= kMaxTraceSeconds) return Status::Ok();
+  return InvalidInput(
+      SourceOf(job.spec) + ": the simulated trace would last " +
+      Seconds(total) + " s (" + std::to_string(job.steps.size()) +
+      " steps), beyond the limit of 1e9 s of a trace; simulate fewer "
+      "steps or shorter durations");
+}
+
 void DescribeTruth(const SimulatedJob& job, size_t i, TruthRecord* t) {
   const StragglerSpec& st = job.spec.stragglers[i];
   const Layout layout{job.dp_replicas, job.spec.job.pp, job.spec.job.tp,
@@ -536,6 +606,18 @@ int64_t SimulatedJob::WorkerRank(int32_t dp, int32_t stage) const {
 Result<SimulatedJob> Simulate(const JobSpec& spec,
                               const SimulateOptions& options) {
   RETURN_IF_ERROR(ValidateJobSpec(spec));
+  // Sizes the replay indexes with 32 bits (node ids, lane offsets); the
+  // CLI refuses far smaller jobs by their memory (EstimateFootprint).
+  const Footprint size = EstimateFootprint(spec);
+  if (size.ops_per_step > std::numeric_limits<int32_t>::max() ||
+      size.lanes > std::numeric_limits<uint32_t>::max()) {
+    return InvalidInput(
+        SourceOf(spec) + ": the job is too large to simulate: " +
+        std::to_string(size.ops_per_step) +
+        " ops per step of each DP replica (at most 2^31 - 1) and " +
+        std::to_string(size.lanes) +
+        " (step, DP replica) pairs (at most 2^32 - 1)");
+  }
   SimulatedJob job;
   job.spec = spec;
   job.dp_replicas = spec.job.dp + spec.job.backup_workers;
@@ -548,6 +630,7 @@ Result<SimulatedJob> Simulate(const JobSpec& spec,
   DrawSequences(&job, filler.ReferenceLength());
   std::vector<std::vector<int64_t>> affected;
   filler.Fill(-1, &job.cost, &job.launch_delay, &affected);
+  RETURN_IF_ERROR(CheckDrawnDurations(job));
   if (options.keep_times) {
     job.step_times = Run(job, job.cost, job.launch_delay, &job.times);
   } else {
@@ -564,6 +647,7 @@ Result<SimulatedJob> Simulate(const JobSpec& spec,
               }
             });
   }
+  RETURN_IF_ERROR(CheckTraceLength(job));
   const BigVector<float> no_delay;
   const double with = PairwiseMean(job.step_times.opt);
   const double with_blocking =

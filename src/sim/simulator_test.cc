@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 
 #include "base/f32.h"
 #include "whatif/analysis.h"
@@ -149,6 +152,85 @@ TEST(SimulatorTest, DeterministicPerSeed) {
   auto c = Simulate(spec);
   ASSERT_TRUE(c.ok());
   EXPECT_NE(ToOpsTable(*a, 0, 3).start_ns, ToOpsTable(*c, 0, 3).start_ns);
+}
+
+// Durations at the spec's limits (issue 11): a valid spec whose products
+// exceed one op's limit, or whose trace exceeds a trace's, is refused with
+// the op, the step and the limit; one within them gives an int64-exact
+// trace (no overflow in the table's nanoseconds).
+TEST(SimulatorTest, DrawnDurationsBeyondTheOpLimitAreRefused) {
+  JobSpec spec = DpOnly(2, 3, kMaxDurationMs);  // 1e6 s, the limit itself
+  StragglerSpec slow;
+  slow.kind = StragglerSpec::Kind::kSlowWorker;
+  slow.rank = 1;
+  slow.factor = 10;
+  slow.steps = std::pair<int64_t, int64_t>{2, 2};
+  spec.stragglers.push_back(slow);
+  auto job = Simulate(spec);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().message(),
+            "dp-only: step 2, dp 1, stage 0: a drawn forward-compute of 1e+07 "
+            "s (the spec's duration times the stage, sequence and straggler "
+            "factors and the noise draw) exceeds the limit of 1e6 s for one "
+            "op; lower them or the noise");
+  // Heavy-tailed noise: lognormal with a large sigma draws e^(Z^2/2) times
+  // the mean at most (Z below 8.5): beyond the limit for some op (Z > 2).
+  JobSpec noisy = DpOnly(64, 20, kMaxDurationMs);
+  noisy.compute.noise = {.kind = NoiseSpec::Kind::kLognormal, .sigma = 4};
+  auto n = Simulate(noisy, {.truth = false});
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.status().message().find("the limit of 1e6 s for one op"),
+            std::string::npos)
+      << n.status().message();
+  // Host delays add up: two pauses of the limit before the same forward.
+  JobSpec paused = DpOnly(2, 2, 10);
+  StragglerSpec gc;
+  gc.kind = StragglerSpec::Kind::kGcPause;
+  gc.all_ranks = true;
+  gc.planned_every = 1;
+  gc.pause_ms = kMaxDurationMs;
+  paused.stragglers = {gc, gc};
+  auto p = Simulate(paused);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "dp-only: step 0, dp 0, stage 0: host delays (gc_pause, "
+            "dataloader_stall) of 2e+06 s before one forward exceed the "
+            "limit of 1e6 s for one op; lower them or the noise");
+}
+
+TEST(SimulatorTest, TracesBeyondTheTraceLimitAreRefused) {
+  JobSpec spec = DpOnly(2, 2000, kMaxDurationMs);  // 2,000 steps of 1e6 s
+  auto job = Simulate(spec);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().message(),
+            "dp-only: the simulated trace would last 2e+09 s (2000 steps), "
+            "beyond the limit of 1e9 s of a trace; simulate fewer steps or "
+            "shorter durations");
+  // Within it: 900 steps of 1e6 s, every nanosecond exact in int64.
+  spec.job.steps = 900;
+  auto ok = Simulate(spec);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  const trace::OpsTable table = ToOpsTable(*ok, 0, 899);
+  int64_t last_end = 0;
+  for (size_t i = 0; i < table.size(); ++i) {
+    ASSERT_GE(table.start_ns[i], 0);
+    ASSERT_GE(table.dur_ns[i], 0);
+    last_end = std::max(last_end, table.start_ns[i] + table.dur_ns[i]);
+  }
+  EXPECT_NEAR(static_cast<double>(last_end), 9e17, 1e12);
+}
+
+// Jobs whose indexes do not fit the replay's 32 bits are refused before
+// anything of their size is allocated (the CLI refuses them earlier, by
+// their memory).
+TEST(SimulatorTest, JobsBeyondTheReplaysIndexesAreRefused) {
+  JobSpec spec = DpOnly(4, std::numeric_limits<int32_t>::max(), 10);
+  auto job = Simulate(spec);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().message(),
+            "dp-only: the job is too large to simulate: 9 ops per step of each "
+            "DP replica (at most 2^31 - 1) and 8589934588 (step, DP replica) "
+            "pairs (at most 2^32 - 1)");
 }
 
 }  // namespace

@@ -37,6 +37,17 @@ def assert_perfetto_ok(test, path):
     test.assertGreater(rep.stats["flows"], 0)
 
 
+ADDRESS_SPACE = 4 << 30  # SimulateLimitsTest: a budget of 2.1 GB
+
+
+def run_limited(*args):
+    def limit():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+    return subprocess.run([STRAG, *args], capture_output=True, text=True,
+                          timeout=120, preexec_fn=limit)
+
+
 def example_lines():
     with gzip.open(EXAMPLE, "rt") as f:
         return f.read().splitlines()
@@ -372,6 +383,176 @@ stragglers:
             lines = f.read().splitlines()
         step = lines[0].split(",").index("step")
         self.assertEqual({l.split(",")[step] for l in lines[1:]}, {"2", "3"})
+
+
+class SimulateLimitsTest(unittest.TestCase):
+    """Issue 11: simulate refuses what it cannot hold (before allocating),
+    durations past a trace's int64 nanoseconds, and flags outside their
+    range; each with exit 2 and one error line that names the limit. Run
+    under a 4 GiB address-space limit, so that the memory budget (half of
+    the smaller of that and the physical memory) is the same everywhere."""
+
+    SPEC = SimulateTest.SPEC
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def spec(self, text, name="job.yaml"):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def refused(self, *args, fragments=()):
+        result = run_limited(*args)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        errors = [l for l in result.stderr.splitlines() if l.startswith("strag: error:")]
+        self.assertEqual(len(errors), 1, result.stderr)
+        self.assertEqual(result.stderr.strip(), errors[0])
+        for fragment in fragments:
+            self.assertIn(fragment, errors[0])
+        return errors[0]
+
+    # Each too large: the estimate, what fits, --steps-window, --max-ops.
+    def test_huge_jobs_are_refused_by_their_estimate(self):
+        budget = "more than 2.1 GB (half of the 4.3 GB address-space limit (ulimit -v))"
+        for yaml, extra in (
+                ("job: {dp: 10000000}\n",
+                 "90,000,000 ops (9 per step of each of 10,000,000 DP replicas, 1 step)"
+                 " need about 35.9 GB"),
+                ("job: {steps: 1e9}\n", "7,000,000,000 ops (7 per step of each of 1 "
+                 "DP replica, 1,000,000,000 steps)"),
+                ("job: {steps: 1000000000}\n", "simulate at most 792,670 steps (job.steps)"),
+                ("job: {microbatches: 1e9}\n", "2,000,000,005 ops"),
+                ("sequences: {per_microbatch: 1e9}\n",
+                 "1,000,000,000 sequence lengths and their text), " + budget +
+                 "; even one step needs about 38.0 GB: use fewer microbatches "
+                 "(job.microbatches), sequences per microbatch "
+                 "(sequences.per_microbatch), stages or DP replicas"),
+                # 65,536 GPUs x 64 microbatches x 100 steps.
+                ("job: {dp: 1024, pp: 8, tp: 8, microbatches: 64, steps: 100}\n",
+                 "293,478,400 ops (2,866 per step of each of 1,024 DP replicas, "
+                 "100 steps) need about 110.8 GB (98.6 GB of it the ops table "
+                 "written)"),
+                # Simulated whole it fits, written whole it does not (and
+                # analysed in process it fits: --out only).
+                ("job: {dp: 64, pp: 8, microbatches: 16, steps: 600}\n",
+                 "or keep all 600 steps and write at most"),
+        ):
+            path = self.spec(yaml, "huge.yaml")
+            modes = [["--out", os.path.join(self.tmp.name, "o")]]
+            if "steps: 600" not in yaml:
+                modes.append(["--analyze"])
+            for mode in modes:
+                with self.subTest(yaml=yaml, mode=mode[0]):
+                    error = self.refused("simulate", path, *mode, fragments=(
+                        path + ": the job is too large for this machine",
+                        "need about", budget, ", or set the limit with --max-ops N"))
+                    if mode[0] == "--out":
+                        self.assertIn(extra, error)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "o")))
+
+    # --max-ops replaces the memory check by a count of simulated ops.
+    def test_max_ops(self):
+        path = self.spec(self.SPEC)
+        out = os.path.join(self.tmp.name, "o")
+        # 4 replicas x 6 steps x 186 ops per step of a replica = 4,464 ops.
+        self.refused("simulate", path, "--out", out, "--max-ops", "4463", fragments=(
+            path + ": the job has 4,464 ops (186 per step of each of 4 DP "
+            "replicas, 6 steps), above --max-ops 4,463; simulate at most 5 steps",))
+        self.assertEqual(run("simulate", path, "--out", out, "--max-ops", "4464")
+                         .returncode, 0)
+        self.refused("simulate", path, "--out", out, "--max-ops", "0",
+                     fragments=("flag --max-ops: 0 must be at least 1",))
+        self.refused("simulate", path, "--out", out, "--max-ops",
+                     "99999999999999999999", fragments=(
+                         "flag --max-ops: 99999999999999999999 must be at most "
+                         "9223372036854775807",))
+        # Far beyond memory, allowed by --max-ops, still refused by the
+        # replay's 32-bit indexes without allocating.
+        huge = self.spec("job: {dp: 4, steps: 2147483647}\n", "wide.yaml")
+        self.refused("simulate", huge, "--analyze", "--max-ops",
+                     "9223372036854775807", fragments=(
+                         "wide: the job is too large to simulate",))
+
+    # Durations whose nanoseconds overflow int64 (UBSan in simulator.cc):
+    # refused at validation, naming the line, the key and the limit.
+    def test_huge_durations_are_refused(self):
+        for yaml, fragment in (
+                ("compute: {forward_ms: 1e15}\n",
+                 "big.yaml: line 1: compute.forward_ms: 1e15 must be at most 1e9 ms"),
+                ("job: {dp: 2}\nstragglers:\n  - {kind: slow_worker, rank: 0, factor: 1e300}\n",
+                 "big.yaml: line 3: stragglers[0].factor: 1e300 must be at most 1e6"),
+                ("comm: {dp_allgather_ms: 1e300}\n",
+                 "comm.dp_allgather_ms: 1e300 must be at most 1e9 ms"),
+                ("compute: {noise: {dist: normal, sd_ms: 1e12}}\n",
+                 "compute.noise.sd_ms: 1e12 must be at most 1e9 ms"),
+                ("job: {dp: 2}\nstragglers:\n  - {kind: dataloader_stall, rank: 0, "
+                 "stall_ms: 1e20}\n", "stragglers[0].stall_ms: 1e20 must be at most"),
+                # Valid one by one, too long together: a step of 2e6 s.
+                ("compute: {forward_ms: 1e9}\njob: {dp: 2}\nstragglers:\n"
+                 "  - {kind: slow_worker, rank: 1, factor: 2}\n",
+                 "big: step 0, dp 1, stage 0: a drawn forward-compute of 2e+06 s"),
+                ("compute: {forward_ms: 1e9, backward_ms: 1e9}\njob: {steps: 600}\n",
+                 "big: the simulated trace would last 1.2e+09 s (600 steps), beyond "
+                 "the limit of 1e9 s"),
+        ):
+            with self.subTest(yaml=yaml):
+                self.refused("simulate", self.spec(yaml, "big.yaml"), "--out",
+                             os.path.join(self.tmp.name, "o"), fragments=(fragment,))
+
+    # At the limits: a trace strag's own analyze reads.
+    def test_durations_at_the_limit_give_a_readable_trace(self):
+        path = self.spec("job: {dp: 2, steps: 3}\ncompute: {forward_ms: 1e9, "
+                         "backward_ms: 1e9}\n")
+        out = os.path.join(self.tmp.name, "o")
+        result = run("simulate", path, "--out", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        analysis = os.path.join(self.tmp.name, "a.json")
+        result = run("analyze", os.path.join(out, "ops.csv.gz"), "--json", analysis,
+                     "--quiet")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(analysis) as f:
+            doc = json.load(f)
+        self.assertAlmostEqual(doc["slowdown"], 1.0, places=6)
+
+    def test_flags_outside_their_range(self):
+        path = self.spec(self.SPEC)
+        out = os.path.join(self.tmp.name, "o")
+        self.refused("simulate", path, "--out", out, "--steps-window", "6:9", fragments=(
+            "flag --steps-window: 6:9 is outside the job's steps 0..5 (job.steps 6)",))
+        self.refused("simulate", path, "--out", out, "--steps-window", "2:6", fragments=(
+            "flag --steps-window: 2:6 is outside the job's steps 0..5",))
+        self.refused("simulate", path, "--analyze", "--steps-window", "1:2", fragments=(
+            "flag --steps-window needs --out DIR",))
+        self.refused("simulate", path, "--out", out, "--seed", "-1", fragments=(
+            "flag --seed: -1 is outside 0 .. 18446744073709551615",))
+        self.refused("simulate", path, "--out", out, "--seed", "18446744073709551616",
+                     fragments=("is outside 0 .. 18446744073709551615",))
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual(run("simulate", path, "--out", out, "--seed",
+                             "18446744073709551615").returncode, 0)
+        self.refused("simulate", path, "--preset", "ar", "--analyze", fragments=(
+            "simulate takes a SPEC file or --preset ar, not both (got " + path + ")",))
+        self.refused("simulate", path, "--out", out, "--format", "kineto",
+                     "--kernels-per-op", "1001", fragments=("1 .. 1000",))
+        trace = os.path.join(out, "ops.csv.gz")
+        self.refused("analyze", trace, "--tp", "16777217", fragments=(
+            "flag --tp: 16777217 must be at most 16777216",))
+        self.refused("analyze", trace, "--pp", "0", fragments=(
+            "flag --pp: 0 must be at least 1",))
+        self.refused("analyze", trace, "--dp", "99999999999999999999", fragments=(
+            "flag --dp: 99999999999999999999 must be at most 16777216",))
+        self.refused("analyze", trace, "--dp", "2.5", fragments=(
+            "flag --dp: \"2.5\" is not an integer",))
+
+    def test_usage_lists_max_ops(self):
+        result = run("simulate", "--help")
+        self.assertEqual(result.returncode, 0)
+        self.assertIn("--max-ops N", result.stdout)
 
 
 class Osdi25SummaryTest(unittest.TestCase):
