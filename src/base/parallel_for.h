@@ -5,7 +5,9 @@
 // `workers` threads (worker in [0, workers)); tasks are handed out in order.
 // Results stay deterministic when fn writes only to its task's own slot and
 // to its worker's own scratch. workers <= 1 runs everything on the caller's
-// thread.
+// thread. An exception thrown by fn (std::bad_alloc) stops the handing out
+// of tasks and is rethrown on the caller's thread after every thread has
+// joined.
 
 #ifndef STRAG_SRC_BASE_PARALLEL_FOR_H_
 #define STRAG_SRC_BASE_PARALLEL_FOR_H_

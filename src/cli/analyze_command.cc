@@ -11,6 +11,7 @@
 #include "base/parallel_for.h"
 #include "cli/flags.h"
 #include "cli/kineto_input.h"
+#include "cli/limit_flags.h"
 #include "cli/output_file.h"
 #include "cli/report_flags.h"
 #include "ingest/common/file.h"
@@ -80,7 +81,7 @@ Status ApplyLayoutFlags(const Flags& flags, trace::JobMeta* meta) {
 }  // namespace
 
 std::string AnalyzeUsage() {
-  return std::string(kAnalyzeUsageHead) + kReportFlagsUsage;
+  return std::string(kAnalyzeUsageHead) + kLimitFlagsUsage + kReportFlagsUsage;
 }
 
 Status RunAnalyze(const std::vector<std::string>& args) {
@@ -89,6 +90,7 @@ Status RunAnalyze(const std::vector<std::string>& args) {
       .booleans = {},
   };
   AddReportFlags(&spec);
+  AddLimitFlags(&spec);
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
   const std::vector<std::string>& inputs = flags.positional();
   const bool kineto = !inputs.empty() &&
@@ -101,6 +103,7 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   const std::string trace_path = inputs[0];
   ASSIGN_OR_RETURN(const report::ReportOptions options,
                    ParseReportOptions(flags, kineto));
+  ASSIGN_OR_RETURN(const ingest::InputLimits limits, ParseLimitFlags(flags));
 
   trace::JobMeta meta;
   const std::string meta_path =
@@ -117,7 +120,8 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   out.AddInput(meta_path);
   RETURN_IF_ERROR(DeclareReportOutputs(flags, &out));
   if (!meta_path.empty()) {
-    ASSIGN_OR_RETURN(std::string text, ingest::ReadFile(meta_path));
+    ASSIGN_OR_RETURN(std::string text,
+                     ingest::ReadFile(meta_path, kMaxMetaFileBytes));
     ASSIGN_OR_RETURN(meta, ingest::ParseJobMetaYaml(text, meta_path));
   }
   // Flags given for a Kineto job lay its ranks out (else it is inferred).
@@ -142,14 +146,15 @@ Status RunAnalyze(const std::vector<std::string>& args) {
         in, ReadKinetoJob(inputs,
                           options.whatif.threads ? options.whatif.threads
                                                  : HardwareThreads(),
-                          std::move(read)));
+                          std::move(read), limits));
     for (const std::string& w : in.notes->warnings) {
       std::fprintf(stderr, "strag: warning: %s\n", w.c_str());
     }
   } else {
     // The table is released before the analysis: only the prepared arrays
     // are needed from here on.
-    ASSIGN_OR_RETURN(trace::OpsTable table, ingest::ReadOpsCsvFile(trace_path));
+    ASSIGN_OR_RETURN(trace::OpsTable table,
+                     ingest::ReadOpsCsvFile(trace_path, {.limits = limits}));
     ASSIGN_OR_RETURN(in, report::OpsTableInput(table, meta, trace_path));
   }
   ASSIGN_OR_RETURN(const report::Report report,

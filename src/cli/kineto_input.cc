@@ -59,9 +59,10 @@ Result<std::map<std::string, int32_t>> ParseRankMap(const std::string& text) {
   return map;
 }
 
-Result<report::ReportInput> ReadKinetoJob(
-    const std::vector<std::string>& paths, size_t threads,
-    report::ProfilerInputOptions options) {
+Result<report::ReportInput> ReadKinetoJob(const std::vector<std::string>& paths,
+                                          size_t threads,
+                                          report::ProfilerInputOptions options,
+                                          const ingest::InputLimits& limits) {
   ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(paths));
   std::vector<std::optional<trace::RankTrace>> read(files.size());
   std::vector<Status> errors(files.size(), Status::Ok());
@@ -71,6 +72,7 @@ Result<report::ReportInput> ReadKinetoJob(
   ingest::ReadKinetoOptions reading;
   reading.parse.default_rank =
       files.size() == 1 ? 0 : ingest::KinetoOptions::kRankLater;
+  reading.parse.limits = limits;
   ParallelFor(files.size(), std::max<size_t>(1, threads),
               [&](size_t k, size_t) {
                 auto r = ingest::ReadKinetoFile(files[k], reading);
@@ -82,6 +84,12 @@ Result<report::ReportInput> ReadKinetoJob(
               });
   for (const Status& e : errors) {
     if (e.ok()) continue;
+    // Bad input skips its file; running out of memory (or a bug) is no
+    // property of the file and ends the command.
+    if (e.code() != StatusCode::kInvalidInput &&
+        e.code() != StatusCode::kNotFound) {
+      return e;
+    }
     options.notes.warnings.push_back(e.message() + ": file skipped");
     options.read_errors += "\n  " + e.message();
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ingest/common/input_limits.h"
 #include "report/profiler_input.h"
 #include "report/report.h"
 
@@ -24,11 +25,13 @@ bool IsKinetoInput(const std::string& path);
 Result<std::map<std::string, int32_t>> ParseRankMap(const std::string& text);
 
 // Reads every trace of `paths` (files, or folders of `*.json[.gz]`) on up to
-// `threads` threads, then report::ProfilerInput with `options` (its notes
-// get the files that could not be read, as warnings).
-Result<report::ReportInput> ReadKinetoJob(const std::vector<std::string>& paths,
-                                          size_t threads,
-                                          report::ProfilerInputOptions options);
+// `threads` threads, each within `limits`, then report::ProfilerInput with
+// `options` (its notes get the files that could not be read, as warnings;
+// running out of memory on one ends the reading with that error).
+Result<report::ReportInput> ReadKinetoJob(
+    const std::vector<std::string>& paths, size_t threads,
+    report::ProfilerInputOptions options,
+    const ingest::InputLimits& limits = {});
 
 }  // namespace strag::cli
 

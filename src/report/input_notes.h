@@ -7,6 +7,7 @@
 #ifndef STRAG_SRC_REPORT_INPUT_NOTES_H_
 #define STRAG_SRC_REPORT_INPUT_NOTES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -19,18 +20,24 @@ struct ClockNotes {
   int64_t max_abs_offset_ns = 0;                       // over the ranks
   double residual_max_us = 0;  // |aligned end - collective's end|, max
   double residual_p99_us = 0;
-  int64_t collectives = 0;     // matched collectives the offsets rest on
+  int64_t collectives = 0;  // matched collectives the offsets rest on
   // Absolute clocks, causal as written: not aligned (offsets 0); the
   // residuals are the collectives' end-time spread.
   bool kept_raw = false;
 };
+
+inline constexpr size_t kMaxListedMissingRanks = 4096;
 
 struct InputNotes {
   std::string format;  // "kineto"
   int64_t files = 0;   // files read without error
   int64_t events = 0;  // events in them
   int32_t world_size = 0;
-  std::vector<int32_t> missing_ranks;  // of the world, without a usable file
+  // Ranks of the world without a usable file: how many, and the first
+  // kMaxListedMissingRanks of them (the world is a claim of the traces and
+  // must not size anything: one file claiming 10^9 ranks is 4 files read).
+  int64_t missing_rank_count = 0;
+  std::vector<int32_t> missing_ranks;
   // Problems with the input (a file that could not be read, a rank claimed
   // twice, a collective a rank never joins, a step dropped), one line each.
   std::vector<std::string> warnings;

@@ -2,6 +2,7 @@
 #include "report/profiler_input.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -103,36 +104,81 @@ std::vector<trace::RankTrace> OnePerRank(
   return kept;
 }
 
-void NoteRanks(std::vector<trace::RankTrace>* ranks, InputNotes* notes) {
-  int32_t world = 0;
+// The world is the largest size a trace claims (or the highest rank + 1);
+// it is a claim, so it sizes nothing: the ranks without a trace are counted
+// and only the first kMaxListedMissingRanks are listed, found from the gaps
+// between the ranks present (O(files), whatever the world).
+Status NoteRanks(std::vector<trace::RankTrace>* ranks, InputNotes* notes) {
+  int64_t world = 0;
+  // The traces that claim the largest and the smallest world_size.
+  const trace::RankTrace* largest = nullptr;
+  const trace::RankTrace* smallest = nullptr;
   std::map<std::string, int64_t> skipped;
   for (const trace::RankTrace& r : *ranks) {
-    world = std::max({world, r.world_size, r.rank + 1});
+    world = std::max({world, int64_t{r.world_size}, int64_t{r.rank} + 1});
+    if (r.world_size > 0) {
+      if (largest == nullptr || r.world_size > largest->world_size) {
+        largest = &r;
+      }
+      if (smallest == nullptr || r.world_size < smallest->world_size) {
+        smallest = &r;
+      }
+    }
     notes->events += r.events;
     for (const auto& [why, n] : r.skipped) skipped[why] += n;
     for (const std::string& w : r.warnings) notes->warnings.push_back(w);
   }
+  // One job has one world: traces that disagree would make the GPU count
+  // (and so the cost) whichever claim came first.
+  if (largest != nullptr && smallest->world_size != largest->world_size) {
+    return InvalidInput(
+        "the traces disagree on the world size: " + largest->source +
+        " claims distributedInfo.world_size " +
+        std::to_string(largest->world_size) + ", " + smallest->source +
+        " claims " + std::to_string(smallest->world_size));
+  }
+  if (world > std::numeric_limits<int32_t>::max()) {
+    return InvalidInput("rank " + std::to_string(world - 1) +
+                        " needs a world of " + std::to_string(world) +
+                        " ranks, more than the largest (2147483647)");
+  }
   for (trace::RankTrace& r : *ranks) {
-    if (r.world_size == 0) r.world_size = world;
+    if (r.world_size == 0) r.world_size = static_cast<int32_t>(world);
   }
   notes->files = static_cast<int64_t>(ranks->size());
-  notes->world_size = world;
+  notes->world_size = static_cast<int32_t>(world);
   notes->skipped.assign(skipped.begin(), skipped.end());
-  size_t next = 0;
-  for (int32_t rank = 0; rank < world; ++rank) {
-    if (next < ranks->size() && (*ranks)[next].rank == rank) {
-      ++next;
-    } else {
-      notes->missing_ranks.push_back(rank);
+  // The ranks are distinct and sorted (OnePerRank), all below the world.
+  notes->missing_rank_count = world - static_cast<int64_t>(ranks->size());
+  int64_t next = 0;  // the first rank not yet looked at
+  const auto list_up_to = [&](int64_t end) {
+    for (; next < end && notes->missing_ranks.size() < kMaxListedMissingRanks;
+         ++next) {
+      notes->missing_ranks.push_back(static_cast<int32_t>(next));
     }
+    next = end;
+  };
+  for (const trace::RankTrace& r : *ranks) {
+    list_up_to(r.rank);
+    next = int64_t{r.rank} + 1;
   }
-  if (!notes->missing_ranks.empty()) {
+  list_up_to(world);
+  if (notes->missing_rank_count > 0) {
+    const bool all_listed = notes->missing_rank_count <=
+                            static_cast<int64_t>(notes->missing_ranks.size());
     notes->warnings.push_back(
-        std::to_string(notes->missing_ranks.size()) + " of " +
+        std::to_string(notes->missing_rank_count) + " of " +
         std::to_string(world) +
         " ranks have no usable trace: their collectives are analysed "
-        "with the members present");
+        "with the members present" +
+        (all_listed ? std::string()
+                    : " (a world far larger than the " +
+                          std::to_string(ranks->size()) +
+                          " traces given: only the first " +
+                          std::to_string(kMaxListedMissingRanks) +
+                          " missing ranks are listed)"));
   }
+  return Status::Ok();
 }
 
 void NoteClock(const graph::GenericModel& model, InputNotes* notes) {
@@ -192,7 +238,7 @@ Result<ReportInput> ProfilerInput(
   if (ranks.empty()) {
     return InvalidInput("no trace could be read:" + options.read_errors);
   }
-  NoteRanks(&ranks, &*job.notes);
+  RETURN_IF_ERROR(NoteRanks(&ranks, &*job.notes));
   ASSIGN_OR_RETURN(graph::GenericModel model,
                    graph::BuildGenericModel(ranks, {}));
   layout.world_size = job.notes->world_size;

@@ -5,12 +5,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
 
 #include "ingest/common/gzip.h"
+#include "ingest/common/input_limits.h"
 
 namespace strag::ingest {
 namespace {
@@ -85,14 +88,24 @@ Result<size_t> InputFile::ReadAt(uint64_t offset, char* buffer, size_t size) {
   return done;
 }
 
-Result<std::string> ReadFile(const std::string& path) {
+Result<std::string> ReadFile(const std::string& path, size_t max_bytes) {
   ASSIGN_OR_RETURN(InputFile file, InputFile::Open(path));
-  // The size is only a hint: the loop below reads until end of file.
-  std::string data(file.size_bytes() > 0 ? file.size_bytes() + 1 : 1 << 16,
-                   '\0');
+  // The size is only a hint: the loop below reads until end of file (or
+  // one byte past max_bytes, which says it is too large).
+  const size_t most = max_bytes == SIZE_MAX ? SIZE_MAX : max_bytes + 1;
+  std::string data(
+      std::min<uint64_t>(
+          file.size_bytes() > 0 ? file.size_bytes() + 1 : 1 << 16, most),
+      '\0');
   size_t size = 0;
   while (true) {
-    if (size == data.size()) data.resize(2 * data.size());
+    if (size == data.size()) {
+      if (size >= most) {
+        return InvalidInput(path + ": larger than " + LimitText(max_bytes) +
+                            ", more than such a file holds");
+      }
+      data.resize(std::min(2 * data.size(), most));
+    }
     ASSIGN_OR_RETURN(const size_t got,
                      file.Read(data.data() + size, data.size() - size));
     size += got;

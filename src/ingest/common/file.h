@@ -48,8 +48,11 @@ class InputFile {
 };
 
 // Returns the whole content of the file at `path`. Works on pipes and other
-// files whose size is unknown. Fails like InputFile.
-Result<std::string> ReadFile(const std::string& path);
+// files whose size is unknown. Fails like InputFile, and with kInvalidInput
+// when the file holds more than `max_bytes` (a metadata file that is
+// /dev/zero must not be held whole).
+Result<std::string> ReadFile(const std::string& path,
+                             size_t max_bytes = SIZE_MAX);
 
 // ReadFile, then MaybeGunzip with `path` as the source name: a `.gz` file is
 // recognised by its content, not its name. Holds the compressed and the

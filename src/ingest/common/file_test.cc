@@ -56,5 +56,21 @@ TEST(FileTest, ReadsPlainAndGzipFiles) {
       << cut.status().message();
 }
 
+// A file larger than asked for (or endless, as /dev/zero) is refused after
+// reading one byte past the limit, not held whole.
+TEST(FileTest, MaxBytes) {
+  const std::string path = WriteTemp("strag_file_max.txt", "0123456789");
+  EXPECT_EQ(ReadFile(path, 10).value(), "0123456789");
+  const Result<std::string> over = ReadFile(path, 9);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(over.status().message(),
+            path + ": larger than 9 bytes, more than such a file holds");
+  const Result<std::string> zero = ReadFile("/dev/zero", 1 << 20);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().message(),
+            "/dev/zero: larger than 1 MiB, more than such a file holds");
+}
+
 }  // namespace
 }  // namespace strag::ingest

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ingest/common/gunzip_stream.h"
+#include "ingest/common/input_limits.h"
 
 #define ZLIB_CONST  // next_in is `const Bytef*`: no const_cast needed
 #include <zlib.h>
@@ -69,14 +70,25 @@ uint32_t GzipTrailerIsize(std::string_view last_four_bytes) {
 }
 
 Result<std::string> MaybeGunzip(std::string_view bytes,
-                                std::string_view source_name) {
+                                std::string_view source_name,
+                                size_t max_text_bytes) {
   if (!IsGzip(bytes)) return std::string(bytes);
   GunzipStream stream(source_name);
-  std::string out(OutputSizeGuess(bytes), '\0');
+  // One byte past the limit says the text is larger.
+  const size_t most =
+      max_text_bytes == SIZE_MAX ? SIZE_MAX : max_text_bytes + 1;
+  std::string out(std::min(OutputSizeGuess(bytes), most), '\0');
   size_t in_pos = 0;
   size_t out_pos = 0;
   while (!stream.done()) {
-    if (out_pos == out.size()) out.resize(2 * out.size());
+    if (out_pos == out.size()) {
+      if (out_pos >= most) {
+        return InvalidInput(std::string(source_name) +
+                            ": the gzip text is larger than " +
+                            LimitText(max_text_bytes));
+      }
+      out.resize(std::min(2 * out.size(), most));
+    }
     ASSIGN_OR_RETURN(
         const GunzipStream::Progress progress,
         stream.Inflate(bytes.substr(in_pos), /*in_is_last=*/true,

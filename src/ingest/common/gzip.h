@@ -5,6 +5,7 @@
 #ifndef STRAG_SRC_INGEST_COMMON_GZIP_H_
 #define STRAG_SRC_INGEST_COMMON_GZIP_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -33,9 +34,12 @@ uint32_t GzipTrailerIsize(std::string_view last_four_bytes);
 // 1234" and a damaged one "...: gzip stream is corrupt at byte 56: invalid
 // block type". Linear in the output size; the output buffer grows
 // geometrically from a guess taken from the gzip trailer. Holds the whole
-// output: large files are better streamed (TextReader, GunzipStream).
+// output: large files are better streamed (TextReader, GunzipStream). A
+// text of more than `max_text_bytes` is kInvalidInput ("...: the gzip text
+// is larger than 64 MiB"), found before more than that is held.
 Result<std::string> MaybeGunzip(std::string_view bytes,
-                                std::string_view source_name);
+                                std::string_view source_name,
+                                size_t max_text_bytes = SIZE_MAX);
 
 // Compresses `bytes` into one gzip member (deflate level 6), the format
 // `MaybeGunzip` and `gzip -d` read. Fails only if zlib itself fails

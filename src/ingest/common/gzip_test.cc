@@ -101,5 +101,15 @@ TEST(GzipTest, CorruptStream) {
       << trailing.status().message();
 }
 
+// A text larger than asked for is refused before more is held.
+TEST(GzipTest, MaxTextBytes) {
+  const std::string gz = Compress(std::string(100000, 'z'));
+  EXPECT_EQ(MaybeGunzip(gz, "z.gz", 100000).value().size(), 100000u);
+  const Result<std::string> over = MaybeGunzip(gz, "z.gz", 99999);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().message(),
+            "z.gz: the gzip text is larger than 99999 bytes");
+}
+
 }  // namespace
 }  // namespace strag::ingest

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -25,12 +26,14 @@ class BlockRing {
     }
   }
 
-  // Producer: the next block to fill, waiting while all are in use.
+  // Producer: the next block to fill, waiting while all are in use; null
+  // once the consumer cancelled.
   char* NextFree() {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock,
-                  [&] { return published_ - released_ < blocks_.size(); });
-    return blocks_[published_ % blocks_.size()].get();
+    changed_.wait(lock, [&] {
+      return cancelled_ || published_ - released_ < blocks_.size();
+    });
+    return cancelled_ ? nullptr : blocks_[published_ % blocks_.size()].get();
   }
   // Producer: the block from NextFree now holds `size` bytes.
   void Publish(size_t size) {
@@ -63,6 +66,12 @@ class BlockRing {
     ++released_;
     changed_.notify_all();
   }
+  // Consumer: wants no more blocks (the producer stops at its next block).
+  void Cancel() {
+    std::lock_guard lock(mutex_);
+    cancelled_ = true;
+    changed_.notify_all();
+  }
   // The producer's closing status; call after joining it.
   const Status& close_status() const { return status_; }
 
@@ -74,43 +83,72 @@ class BlockRing {
   uint64_t published_ = 0;  // blocks filled so far
   uint64_t released_ = 0;   // blocks consumed so far
   bool closed_ = false;
+  bool cancelled_ = false;
   Status status_;
 };
 
 // The producer thread: fills blocks until the text ends or the reader
-// fails, and always closes the ring, so the consumer never waits forever.
+// fails, and always closes the ring, so the consumer never waits forever
+// (an allocation failure too: no exception may leave a thread).
 void FillRing(TextReader* reader, size_t block_bytes, BlockRing* ring) {
-  while (true) {
-    char* block = ring->NextFree();
-    const Result<size_t> size = reader->Read(block, block_bytes);
-    if (!size.ok() || *size == 0) {
-      ring->Close(size.ok() ? Status::Ok() : size.status());
-      return;
+  try {
+    while (true) {
+      char* block = ring->NextFree();
+      if (block == nullptr) {
+        ring->Close(Status::Ok());
+        return;
+      }
+      const Result<size_t> size = reader->Read(block, block_bytes);
+      if (!size.ok() || *size == 0) {
+        ring->Close(size.ok() ? Status::Ok() : size.status());
+        return;
+      }
+      ring->Publish(*size);
     }
-    ring->Publish(*size);
+  } catch (const std::bad_alloc&) {
+    ring->Close(Internal("out of memory while inflating"));
   }
 }
 
 // After a sink error the consumer keeps releasing blocks without using them
 // (see ForEachTextBlock), so the producer always runs to its end.
+bool Refused(const Status& sink_status, const TextBlockOptions& options) {
+  return !sink_status.ok() && options.sink_refused && options.sink_refused();
+}
+
+// A refusing sink error cancels the filler, whose close status (the state
+// of blocks the sink never saw) then does not count.
 Status ForEachBlockThreaded(TextReader* reader, size_t block_bytes,
+                            const TextBlockOptions& options,
                             const TextSink& sink) {
   BlockRing ring(kTextRingBlocks, block_bytes);
   Status sink_status;
+  bool refused = false;
   {
     const std::jthread filler(FillRing, reader, block_bytes, &ring);
     std::string_view block;
-    while (ring.NextFilled(&block)) {
-      if (sink_status.ok()) sink_status = sink(block);
-      ring.Release();
+    try {
+      while (ring.NextFilled(&block)) {
+        if (sink_status.ok()) sink_status = sink(block);
+        ring.Release();
+        if (Refused(sink_status, options)) {
+          refused = true;
+          ring.Cancel();
+          break;
+        }
+      }
+    } catch (...) {  // the sink threw (std::bad_alloc): stop the filler
+      ring.Cancel();
+      throw;
     }
   }  // joins the filler, which has closed the ring
+  if (refused) return sink_status;
   RETURN_IF_ERROR(ring.close_status());
   return sink_status;
 }
 
 Status ForEachBlock(TextReader* reader, size_t block_bytes,
-                    const TextSink& sink) {
+                    const TextBlockOptions& options, const TextSink& sink) {
   const auto block = std::make_unique_for_overwrite<char[]>(block_bytes);
   Status sink_status;
   while (true) {
@@ -118,7 +156,10 @@ Status ForEachBlock(TextReader* reader, size_t block_bytes,
     if (size == 0) return sink_status;
     if (!sink_status.ok()) continue;  // only checking the gzip stream
     sink_status = sink(std::string_view(block.get(), size));
-    if (!sink_status.ok() && !reader->is_gzip()) return sink_status;
+    if (!sink_status.ok() &&
+        (!reader->is_gzip() || Refused(sink_status, options))) {
+      return sink_status;
+    }
   }
 }
 
@@ -128,9 +169,9 @@ Status ForEachTextBlock(TextReader* reader, const TextBlockOptions& options,
                         const TextSink& sink) {
   const size_t block_bytes = std::max<size_t>(options.block_bytes, 1);
   if (options.inflate_on_thread && reader->is_gzip()) {
-    return ForEachBlockThreaded(reader, block_bytes, sink);
+    return ForEachBlockThreaded(reader, block_bytes, options, sink);
   }
-  return ForEachBlock(reader, block_bytes, sink);
+  return ForEachBlock(reader, block_bytes, options, sink);
 }
 
 }  // namespace strag::ingest

@@ -22,6 +22,11 @@ struct TextBlockOptions {
   // Inflate gzip on a second thread. The blocks, and so the result, are the
   // same either way.
   bool inflate_on_thread = true;
+  // Asked after the sink's error: true when that error refuses the text
+  // outright (a limit broken, binary data), so that the rest of a gzip
+  // stream is not inflated to check it: that would take as long as the
+  // bomb the limit refused. Unset: never.
+  std::function<bool()> sink_refused;
 };
 
 // Receives one block of text; an error stops the loop.
@@ -33,8 +38,10 @@ using TextSink = std::function<Status(std::string_view block)>;
 // returned rather than the sink's error: garbage inflated from a damaged
 // stream can fail the sink before zlib notices (a CRC mismatch shows only
 // at the end of a member). So the outcome is that of inflating everything
-// first and then parsing, threaded or not. Holds kTextRingBlocks blocks when
-// threaded (one otherwise); the inflating thread is always joined before
+// first and then parsing, threaded or not; except that a sink error that
+// `options.sink_refused` says refuses the text is returned at once, the
+// rest unread (also the same threaded or not). Holds kTextRingBlocks blocks
+// when threaded (one otherwise); the inflating thread is always joined before
 // returning. `*reader` must not be used by anything else meanwhile.
 Status ForEachTextBlock(TextReader* reader, const TextBlockOptions& options,
                         const TextSink& sink);

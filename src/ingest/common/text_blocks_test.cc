@@ -33,14 +33,16 @@ struct Collected {
 
 // Collects the blocks of the file at `path`; the sink fails on block
 // `fail_at` (and records it).
+// With `refuse`, the sink's error refuses the text (sink_refused).
 Collected Collect(const std::string& path, size_t block_bytes, bool threaded,
-                  size_t fail_at = SIZE_MAX) {
+                  size_t fail_at = SIZE_MAX, bool refuse = false) {
   Collected run;
   Result<std::unique_ptr<TextReader>> reader =
       TextReader::Open(path, block_bytes);
   if (!reader.ok()) return {reader.status(), {}};
   const TextBlockOptions options{.block_bytes = block_bytes,
-                                 .inflate_on_thread = threaded};
+                                 .inflate_on_thread = threaded,
+                                 .sink_refused = [refuse] { return refuse; }};
   run.status = ForEachTextBlock(reader->get(), options,
                                 [&](std::string_view block) -> Status {
                                   run.blocks.emplace_back(block);
@@ -113,6 +115,23 @@ TEST(TextBlocksTest, GzipErrorAfterItsText) {
     const Collected failing = Collect(path, 64, threaded, /*fail_at=*/2);
     EXPECT_EQ(failing.status.message(), whole.status().message());
     EXPECT_EQ(failing.blocks.size(), 3u);
+  }
+}
+
+// A refusing sink error wins over damage later in the stream, which is
+// then not inflated at all (a gzip bomb is not read to its end): the same
+// threaded or not.
+TEST(TextBlocksTest, RefusalStopsBeforeTheDamage) {
+  const std::string text = SampleText();
+  const Result<std::string> gz = GzipCompress(text);
+  ASSERT_TRUE(gz.ok());
+  const std::string path =
+      WriteTemp("strag_refused_blocks.gz", gz->substr(0, gz->size() / 2));
+  for (bool threaded : {false, true}) {
+    const Collected run =
+        Collect(path, 64, threaded, /*fail_at=*/2, /*refuse=*/true);
+    EXPECT_EQ(run.status.message(), "sink");
+    EXPECT_EQ(run.blocks.size(), 3u);
   }
 }
 

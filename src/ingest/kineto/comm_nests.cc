@@ -2,10 +2,90 @@
 #include "ingest/kineto/comm_nests.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <utility>
 
 namespace strag::ingest::kineto {
+namespace {
+
+constexpr size_t kNone = std::numeric_limits<size_t>::max();
+
+// Whether `op` lies inside `open` (see the constructor's contract).
+bool Inside(const CpuCommOp& op, const CpuCommOp& open) {
+  return op.ts < open.end || op.ts == open.ts;
+}
+
+// The stack of open ops of one thread, as the constructor builds it, and
+// along it the ops that end later than every op above them ("the chain",
+// bottom first: their ends strictly decrease). The innermost open op that
+// holds a time t is the topmost op of the stack with end >= t; every op
+// above it ends before t, so it is on the chain, where a binary search
+// finds it. A push truncates the chain to the ops that end after the new
+// one and overwrites one slot; popping undoes exactly that (pushes and pops
+// are LIFO), so each step costs O(log n).
+class OpenOps {
+ public:
+  explicit OpenOps(const std::vector<CpuCommOp>& ops) : ops_(ops) {}
+
+  void Clear() {
+    stack_.clear();
+    undo_.clear();
+    chain_size_ = 0;
+  }
+  // Op i starts: the ops that do not contain it close; it opens unless it
+  // is a gloo op (which contains nothing).
+  void Open(size_t i) {
+    const CpuCommOp& op = ops_[i];
+    while (!stack_.empty() && !Inside(op, ops_[stack_.back()])) {
+      const Undo& u = undo_.back();
+      if (u.prev != kNone) chain_[u.pos] = u.prev;
+      chain_size_ = u.size;
+      undo_.pop_back();
+      stack_.pop_back();
+    }
+    if (op.family == CpuCommFamily::kGloo) return;
+    const size_t pos =
+        ChainPrefix([&](size_t c) { return ops_[c].end > op.end; });
+    undo_.push_back(
+        {pos, chain_size_, pos < chain_.size() ? chain_[pos] : kNone});
+    if (pos < chain_.size()) {
+      chain_[pos] = i;
+    } else {
+      chain_.push_back(i);
+    }
+    chain_size_ = pos + 1;
+    stack_.push_back(i);
+  }
+  // The topmost open op with end >= t, or -1.
+  int64_t Holding(int64_t t) const {
+    const size_t k = ChainPrefix([&](size_t c) { return ops_[c].end >= t; });
+    return k == 0 ? -1 : static_cast<int64_t>(chain_[k - 1]);
+  }
+
+ private:
+  struct Undo {
+    size_t pos;   // the chain slot the push overwrote
+    size_t size;  // the chain's size before the push
+    size_t prev;  // what the slot held (kNone: it was new)
+  };
+  // The length of the chain's prefix whose ops satisfy `pred` (a predicate
+  // that holds on a prefix, as the ends decrease).
+  template <typename Pred>
+  size_t ChainPrefix(Pred pred) const {
+    const auto end = chain_.begin() + static_cast<std::ptrdiff_t>(chain_size_);
+    return static_cast<size_t>(std::partition_point(chain_.begin(), end, pred) -
+                               chain_.begin());
+  }
+
+  const std::vector<CpuCommOp>& ops_;
+  std::vector<size_t> stack_;
+  std::vector<Undo> undo_;  // per stack entry
+  std::vector<size_t> chain_;
+  size_t chain_size_ = 0;
+};
+
+}  // namespace
 
 CommNests::CommNests(std::vector<CpuCommOp> ops) : ops_(std::move(ops)) {
   std::stable_sort(ops_.begin(), ops_.end(),
@@ -23,9 +103,7 @@ CommNests::CommNests(std::vector<CpuCommOp> ops) : ops_(std::move(ops)) {
   for (size_t i = 0; i < n; ++i) {
     const CpuCommOp& op = ops_[i];
     if (i > 0 && ops_[i - 1].thread != op.thread) stack.clear();
-    while (!stack.empty()) {
-      const CpuCommOp& top = ops_[stack.back()];
-      if (op.ts < top.end || op.ts == top.ts) break;  // inside top
+    while (!stack.empty() && !Inside(op, ops_[stack.back()])) {
       stack.pop_back();
     }
     if (stack.empty()) {
@@ -40,42 +118,79 @@ CommNests::CommNests(std::vector<CpuCommOp> ops) : ops_(std::move(ops)) {
     // from the post to wait(), and the calls made meanwhile are not in it.
     if (op.family != CpuCommFamily::kGloo) stack.push_back(i);
   }
+  MergeNests();
 }
 
-int64_t CommNests::Innermost(const ThreadKey& thread, int64_t t) const {
-  // The last op of `thread` that starts at or before t: it contains t, or
-  // the op that does is one of its ancestors (the ops nest).
-  const auto after = std::upper_bound(
-      ops_.begin(), ops_.end(), std::pair(thread, t),
-      [](const std::pair<ThreadKey, int64_t>& key, const CpuCommOp& op) {
-        if (key.first != op.thread) return key.first < op.thread;
-        return key.second < op.ts;
-      });
-  if (after == ops_.begin()) return -1;
-  int64_t i = static_cast<int64_t>(after - ops_.begin()) - 1;
-  if (ops_[static_cast<size_t>(i)].thread != thread) return -1;
-  while (i >= 0 && ops_[static_cast<size_t>(i)].end < t) {
-    i = parent_[static_cast<size_t>(i)];
+// Merged: an op's details filled from its parent's merged details (Fill is
+// first-wins field by field, so this equals filling from each ancestor in
+// turn); parents come first in op order. NestDetails: the members of each
+// nest (contiguous in op order) bucketed by depth, deepest first, each
+// bucket in op order: a stable sort by depth in linear time.
+void CommNests::MergeNests() {
+  const size_t n = ops_.size();
+  merged_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    merged_[i] = ops_[i].details;
+    if (parent_[i] >= 0) {
+      merged_[i].Fill(merged_[static_cast<size_t>(parent_[i])]);
+    }
   }
-  return i;
-}
-
-CommDetails CommNests::Merged(size_t i) const {
-  CommDetails details = ops_[i].details;
-  for (int64_t p = parent_[i]; p >= 0; p = parent_[static_cast<size_t>(p)]) {
-    details.Fill(ops_[static_cast<size_t>(p)].details);
+  nest_details_.assign(n, CommDetails());
+  std::vector<size_t> first;  // per depth: start of its bucket
+  std::vector<size_t> order;
+  for (size_t root = 0; root < n; root = nest_end_[root]) {
+    const size_t end = nest_end_[root];
+    uint32_t deepest = 0;
+    for (size_t m = root; m < end; ++m) deepest = std::max(deepest, depth_[m]);
+    first.assign(size_t{deepest} + 2, 0);
+    for (size_t m = root; m < end; ++m) ++first[deepest - depth_[m] + 1];
+    std::partial_sum(first.begin(), first.end(), first.begin());
+    order.resize(end - root);
+    for (size_t m = root; m < end; ++m) order[first[deepest - depth_[m]]++] = m;
+    CommDetails& details = nest_details_[root];
+    for (size_t m : order) details.Fill(ops_[m].details);
   }
-  return details;
 }
 
-CommDetails CommNests::NestDetails(size_t root) const {
-  std::vector<size_t> members(nest_end_[root] - root);
-  std::iota(members.begin(), members.end(), root);
-  std::stable_sort(members.begin(), members.end(),
-                   [&](size_t a, size_t b) { return depth_[a] > depth_[b]; });
-  CommDetails details;
-  for (size_t m : members) details.Fill(ops_[m].details);
-  return details;
+std::vector<int64_t> CommNests::InnermostOf(
+    const std::vector<ThreadPoint>& points) const {
+  std::vector<int64_t> out(points.size(), -1);
+  std::vector<size_t> order(points.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (points[a].thread != points[b].thread) {
+      return points[a].thread < points[b].thread;
+    }
+    return points[a].t < points[b].t;
+  });
+  OpenOps open(ops_);
+  const size_t n = ops_.size();
+  size_t next = 0;      // the next op to open
+  size_t last = kNone;  // the last op opened on the current thread
+  bool started = false;
+  ThreadKey thread;
+  for (size_t q : order) {
+    const ThreadPoint& p = points[q];
+    if (!started || p.thread != thread) {
+      started = true;
+      thread = p.thread;
+      open.Clear();
+      last = kNone;
+      while (next < n && ops_[next].thread < thread) ++next;
+    }
+    // Opens the ops that start at or before t: `last` is then the last op
+    // of the thread with ts <= t, the one the ancestors' walk starts from.
+    while (next < n && ops_[next].thread == thread && ops_[next].ts <= p.t) {
+      open.Open(next);
+      last = next++;
+    }
+    if (last == kNone) continue;
+    const CpuCommOp& op = ops_[last];
+    out[q] = op.family == CpuCommFamily::kGloo && op.end >= p.t
+                 ? static_cast<int64_t>(last)
+                 : open.Holding(p.t);
+  }
+  return out;
 }
 
 }  // namespace strag::ingest::kineto

@@ -99,13 +99,25 @@ void LinkGpuOps(const CommNests& nests, TraceRecords* records) {
       ++counts.rows_without_launch;
     }
   }
-  std::vector<bool> linked(nests.ops().size(), false);
-  for (NcclKernel& kernel : r.nccl_kernels) {
+  // The CPU comm op around each kernel's launch, all found in one sweep.
+  std::vector<const LaunchRecord*> launch_of;
+  std::vector<ThreadPoint> points;
+  launch_of.reserve(r.nccl_kernels.size());
+  for (const NcclKernel& kernel : r.nccl_kernels) {
     const int64_t correlation = r.row_correlation[kernel.row];
-    const LaunchRecord* launch =
-        correlation >= 0 ? FindLaunch(r.launches, correlation) : nullptr;
-    const int64_t op =
-        launch != nullptr ? nests.Innermost(launch->thread, launch->ts) : -1;
+    launch_of.push_back(correlation >= 0 ? FindLaunch(r.launches, correlation)
+                                         : nullptr);
+    if (launch_of.back() != nullptr) {
+      points.push_back({launch_of.back()->thread, launch_of.back()->ts});
+    }
+  }
+  const std::vector<int64_t> innermost = nests.InnermostOf(points);
+  std::vector<bool> linked(nests.ops().size(), false);
+  size_t point = 0;
+  for (size_t k = 0; k < r.nccl_kernels.size(); ++k) {
+    NcclKernel& kernel = r.nccl_kernels[k];
+    const LaunchRecord* launch = launch_of[k];
+    const int64_t op = launch != nullptr ? innermost[point++] : -1;
     if (launch == nullptr) {
       ++counts.kernels_without_launch;
     } else if (op < 0) {

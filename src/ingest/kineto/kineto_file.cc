@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <system_error>
 
 #include "ingest/common/text_blocks.h"
@@ -22,10 +24,20 @@ Result<trace::RankTrace> ReadKinetoFile(const std::string& path,
   TextBlockOptions blocks;
   blocks.block_bytes = options.block_bytes;
   blocks.inflate_on_thread = options.inflate_on_thread;
-  RETURN_IF_ERROR(ForEachTextBlock(
-      reader.get(), blocks,
-      [&parser](std::string_view block) { return parser.Feed(block); }));
-  return parser.Finish();
+  blocks.sink_refused = [&parser] { return parser.refused(); };
+  // An allocation failure is said with how far the reading got (no
+  // exception leaves ingest).
+  try {
+    RETURN_IF_ERROR(ForEachTextBlock(
+        reader.get(), blocks,
+        [&parser](std::string_view block) { return parser.Feed(block); }));
+    return parser.Finish();
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  return Internal(path + ": out of memory while reading it, at text byte " +
+                  std::to_string(parser.bytes_fed()) + " after " +
+                  std::to_string(parser.events()) + " events");
 }
 
 Result<std::vector<std::string>> ListKinetoInputs(const std::string& path) {

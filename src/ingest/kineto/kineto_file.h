@@ -30,9 +30,11 @@ struct ReadKinetoOptions {
 // ParseKinetoTrace(ReadFileMaybeGz(path), path), without holding the text:
 // a file that starts with the gzip magic is inflated block by block
 // (whatever its name). Memory: the rows kept, a few blocks, one batch of
-// events. Errors: kNotFound when the file cannot be read; kInvalidInput for
-// damaged gzip (the compressed byte offset; it wins over JSON errors, as if
-// the file were inflated first) or a bad trace (see KinetoParser::Finish).
+// events (and one event up to options.parse.limits). Errors: kNotFound when
+// the file cannot be read; kInvalidInput for damaged gzip (the compressed
+// byte offset; it wins over JSON errors, as if the file were inflated
+// first, but not over a refusal: a limit broken or binary data stops the
+// reading at once) or a bad trace (see KinetoParser::Finish).
 Result<trace::RankTrace> ReadKinetoFile(const std::string& path,
                                         const ReadKinetoOptions& options = {});
 

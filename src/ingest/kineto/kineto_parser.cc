@@ -30,7 +30,8 @@ struct KinetoParser::State {
                 std::string_view key, std::string_view value, uint64_t offset) {
               return kineto::ParseTopLevelValue(source, key, value, offset,
                                                 &meta, &meta_warnings);
-            }) {
+            },
+            opts.limits) {
     builder.Reserve(opts.expected_bytes);
   }
 
@@ -53,6 +54,12 @@ Status KinetoParser::Feed(std::string_view piece) {
   if (state_->finished) return Internal("KinetoParser: Feed after Finish");
   return state_->splitter.Feed(piece);
 }
+
+bool KinetoParser::refused() const { return state_->splitter.refused(); }
+uint64_t KinetoParser::bytes_fed() const {
+  return state_->splitter.bytes_fed();
+}
+uint64_t KinetoParser::events() const { return state_->splitter.events(); }
 
 Result<trace::RankTrace> KinetoParser::Finish() {
   if (state_->finished) return Internal("KinetoParser: Finish called twice");

@@ -5,8 +5,9 @@
 // read and how each field is interpreted.
 //
 // Streaming: KinetoParser takes the text in pieces cut anywhere and never
-// holds more than a batch of events (~256 KiB) plus what it keeps of them;
-// the result, errors included, does not depend on where the text was cut.
+// holds more than a batch of events (~256 KiB, or one event up to
+// InputLimits::max_event_bytes) plus what it keeps of them; the result,
+// errors included, does not depend on where the text was cut.
 // Pure: no I/O (see kineto_file.h for files).
 
 #ifndef STRAG_SRC_INGEST_KINETO_KINETO_PARSER_H_
@@ -19,6 +20,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "ingest/common/input_limits.h"
 #include "trace/rank_trace.h"
 
 namespace strag::ingest {
@@ -35,6 +37,9 @@ struct KinetoOptions {
   // Expected size of the text, 0 if unknown: the columns are reserved from
   // it (as virtual memory; only what is filled is touched).
   uint64_t expected_bytes = 0;
+  // The longest event, top-level value and token taken (max_line_bytes is
+  // not used): longer ones are refused, so memory never follows the text.
+  InputLimits limits = {};
 };
 
 class KinetoParser {
@@ -55,6 +60,13 @@ class KinetoParser {
   // an event or in distributedInfo, no traceEvents, no rank. Events the
   // reader does not use are counted in RankTrace::skipped, never an error.
   Result<trace::RankTrace> Finish();
+
+  // Whether the error refuses the text outright (a limit broken, binary
+  // data): a file reader need not read on (TraceSplitter::refused).
+  bool refused() const;
+  // Text bytes fed so far, and events found in them (for messages).
+  uint64_t bytes_fed() const;
+  uint64_t events() const;
 
  private:
   struct State;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the Kineto reader: any input (gzip or not) must parse or
 // fail cleanly, and give the same RankTrace, or the same error, in one
-// piece as cut into random pieces with a random batch size. Build with
+// piece as cut into random pieces with a random batch size, also under
+// small input limits (refusals must not depend on the cut either). Build with
 // clang and -fsanitize=fuzzer,address,undefined (STRAG_BUILD_FUZZERS=ON);
 // kineto_fuzz_driver.cc runs it without libFuzzer, in CI.
 
@@ -46,12 +47,18 @@ bool kineto_fuzz_last_parsed = false;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   kineto_fuzz_last_parsed = false;
-  const auto text = strag::ingest::MaybeGunzip(bytes, "fuzz.json");
+  // Bounded like the reader: a bomb is no reason to hold gigabytes.
+  const auto text =
+      strag::ingest::MaybeGunzip(bytes, "fuzz.json", size_t{32} << 20);
   if (!text.ok()) return 0;
   std::mt19937_64 random(size * 1315423911u +
                          (size > 0 ? static_cast<unsigned char>(data[0]) : 0));
   strag::ingest::KinetoOptions options;
   options.default_rank = size % 3 == 0 ? -1 : 0;
+  if (random() % 3 == 0) {
+    options.limits.max_event_bytes = 1 + random() % 4096;
+    options.limits.max_token_bytes = 1 + random() % 512;
+  }
   const auto whole =
       strag::ingest::ParseKinetoTrace(*text, "fuzz.json", options);
   options.batch_bytes = 1 + random() % 600;

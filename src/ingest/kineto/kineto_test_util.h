@@ -217,6 +217,44 @@ inline std::string SyntheticKinetoTrace(
   return json;
 }
 
+// An adversarial GPU trace: `depth` record_param_comms ops nested inside
+// each other on one thread (op k spans [k + 1, 2 depth - k + 1] us), each
+// launching one NCCL kernel: the even ones just after their start, the odd
+// ones just before their end (there, the last op that starts before the
+// launch is the innermost one, depth - k levels below). Quadratic work per
+// nest level shows at once (issue 11: 25k levels took 16 s). ~330 bytes
+// per level.
+inline std::string DeepCommNestTrace(int64_t depth) {
+  std::string json =
+      "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1},\n"
+      "\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", "
+      "\"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 0, "
+      "\"dur\": " +
+      std::to_string(4 * depth + 10) + "}";
+  json.reserve(static_cast<size_t>(depth) * 340 + json.size() + 8);
+  for (int64_t k = 0; k < depth; ++k) {
+    const int64_t ts = k + 1;
+    const int64_t end = 2 * depth - k + 1;
+    const std::string launch =
+        k % 2 == 0 ? std::to_string(ts) + ".5" : std::to_string(end - 1) + ".5";
+    const std::string c = std::to_string(k);
+    json +=
+        ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"
+        "\"record_param_comms\",\"pid\":1,\"tid\":1,\"ts\":" +
+        std::to_string(ts) + ",\"dur\":" + std::to_string(end - ts) +
+        ",\"args\":{\"Collective name\":\"allreduce\",\"Seq\":" + c +
+        "}},\n{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":"
+        "\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" +
+        launch + ",\"dur\":0.1,\"args\":{\"correlation\":" + c +
+        "}},\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":"
+        "\"ncclDevKernel_Generic\",\"pid\":0,\"tid\":7,\"ts\":" +
+        std::to_string(4 * depth + k) +
+        ",\"dur\":0.5,\"args\":{\"stream\":7,\"correlation\":" + c + "}}";
+  }
+  json += "]}\n";
+  return json;
+}
+
 // Empty when `a` and `b` hold the same data, else the first field that
 // differs.
 inline std::string RankTraceDifference(const trace::RankTrace& a,

@@ -5,6 +5,9 @@
 #include <array>
 #include <charconv>
 #include <limits>
+#include <new>
+#include <stdexcept>
+#include <type_traits>
 
 #include "ingest/common/huge_pages.h"
 #include "ingest/kineto/comm_nests.h"
@@ -33,8 +36,7 @@ bool EqualsNoCase(std::string_view a, std::string_view b) {
 bool LooksLikeOp(std::string_view name) {
   if (name.find("::") != std::string_view::npos) return true;
   size_t digits = 0;
-  while (digits < name.size() &&
-         name[name.size() - 1 - digits] >= '0' &&
+  while (digits < name.size() && name[name.size() - 1 - digits] >= '0' &&
          name[name.size() - 1 - digits] <= '9') {
     ++digits;
   }
@@ -129,8 +131,20 @@ RankTraceBuilder::RankTraceBuilder(std::string_view source_name) {
 void RankTraceBuilder::Reserve(uint64_t text_bytes) {
   const size_t rows = static_cast<size_t>(text_bytes / 1024);
   if (rows < 4096) return;
-  const auto reserve = [rows](auto& column) {
-    column.reserve(rows);
+  // The size may be a gzip trailer's claim: when the address space cannot
+  // hold the guess, the columns just grow.
+  bool reserved = true;
+  const auto reserve = [rows, &reserved](auto& column) {
+    if (!reserved) return;
+    try {
+      column.reserve(rows);
+    } catch (const std::bad_alloc&) {
+      reserved = false;
+      return;
+    } catch (const std::length_error&) {
+      reserved = false;
+      return;
+    }
     AdviseHugePages(column.data(), column.capacity() * sizeof(column[0]));
   };
   trace::RankTrace& out = records_.out;
@@ -142,6 +156,19 @@ void RankTraceBuilder::Reserve(uint64_t text_bytes) {
   reserve(out.name);
   reserve(records_.row_correlation);
   reserve(records_.launches);
+  if (!reserved) {  // gives back what was reserved (nothing is in yet)
+    const auto release = [](auto& column) {
+      std::remove_reference_t<decltype(column)>().swap(column);
+    };
+    release(out.start_ns);
+    release(out.dur_ns);
+    release(out.launch_ns);
+    release(out.stream);
+    release(out.comm);
+    release(out.name);
+    release(records_.row_correlation);
+    release(records_.launches);
+  }
 }
 
 bool RankTraceBuilder::NeedsArgs(std::string_view ph, std::string_view cat,
@@ -401,7 +428,8 @@ void RankTraceBuilder::AddCandidate(const ThreadKey& thread, int64_t ts,
   // Comm ops neither hide the ops in their span nor are hidden (an isend's
   // gloo span lasts until its wait()); AddComputeRows sorts them out.
   if (is_comm) {
-    records_.candidates.push_back({thread, ts, end, records_.Intern(name), true});
+    records_.candidates.push_back(
+        {thread, ts, end, records_.Intern(name), true});
     return;
   }
   auto [it, added] = top_level_.try_emplace(thread, ts, end);

@@ -8,10 +8,39 @@
 
 #include "base/str_format.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace strag::ingest::kineto {
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+constexpr unsigned char kUtf8Bom[3] = {0xef, 0xbb, 0xbf};
+
+// The first byte of data[i, end) that is not whitespace, or `end`; 16 bytes
+// at a time, so that a gigabyte of whitespace between events or around the
+// top-level values (a bomb) streams at memory speed.
+size_t SkipSpaces(const char* data, size_t i, size_t end) {
+#if defined(__SSE2__)
+  while (i + 16 <= end) {
+    const __m128i v =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
+    const __m128i space =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+    const auto other =
+        static_cast<unsigned>(~_mm_movemask_epi8(space)) & 0xffffu;
+    if (other != 0) return i + static_cast<size_t>(__builtin_ctz(other));
+    i += 16;
+  }
+#endif
+  while (i < end && IsSpace(data[i])) ++i;
+  return i;
+}
 
 // A byte for a message: itself when printable, else its hex code.
 std::string Printable(char c) {
@@ -39,24 +68,48 @@ bool LooksLikeLiteral(std::string_view text) {
 TraceSplitter::TraceSplitter(std::string_view source_name, size_t batch_bytes,
                              std::vector<std::string> keys,
                              EventBatchSink on_batch,
-                             TopLevelValueSink on_value)
+                             TopLevelValueSink on_value,
+                             const InputLimits& limits)
     : source_name_(source_name),
       batch_bytes_(std::max<size_t>(batch_bytes, 1)),
       keys_(std::move(keys)),
       on_batch_(std::move(on_batch)),
-      on_value_(std::move(on_value)) {}
+      on_value_(std::move(on_value)),
+      max_token_bytes_(
+          std::clamp<uint64_t>(limits.max_token_bytes, 1, kMaxInputLimitBytes)),
+      max_event_bytes_(std::clamp<uint64_t>(limits.max_event_bytes, 1,
+                                            kMaxInputLimitBytes)) {}
 
 Status TraceSplitter::Error(uint64_t offset, const std::string& what) {
   return InvalidInput(source_name_ + ": byte " + std::to_string(offset) + ": " +
                       what);
 }
 
+Status TraceSplitter::Refuse(uint64_t offset, const std::string& what) {
+  refused_ = true;
+  return Error(offset, what);
+}
+
+// "byte 17: an event longer than 64 MiB (--max-event-bytes to raise)".
+Status TraceSplitter::TooLong(uint64_t offset, const std::string& what,
+                              uint64_t limit, const char* flag) {
+  return Refuse(offset, what + " longer than " + LimitText(limit) + " (" +
+                            flag + " to raise)");
+}
+
 // Keeps room for kBatchPadding bytes and one more after the text (see
-// EventBatch), growing geometrically.
+// EventBatch), growing geometrically, but not much past what the limits let
+// the buffer hold (one value or event, the block being scanned and a piece),
+// so that an event at the limit costs about the limit.
 void TraceSplitter::Append(std::string_view text) {
   const size_t needed = size_ + text.size() + kBatchPadding + 1;
   if (needed > capacity_) {
-    const size_t capacity = std::max(needed, 2 * capacity_);
+    const size_t bound =
+        static_cast<size_t>(std::max(max_event_bytes_, max_token_bytes_)) +
+        text.size() + 2 * kJsonBlockBytes + kBatchPadding + 1;
+    // Past half the bound, straight to it: no second copy just above it.
+    const size_t capacity =
+        std::max(needed, 4 * capacity_ > bound ? bound : 2 * capacity_);
     auto grown = std::make_unique_for_overwrite<char[]>(capacity);
     if (size_ > 0) std::memcpy(grown.get(), buffer_.get(), size_);
     buffer_ = std::move(grown);
@@ -71,6 +124,7 @@ void TraceSplitter::Append(std::string_view text) {
 // handed over first, and an error among them comes first in the text.
 Status TraceSplitter::Fail(Status status) {
   const Status flushed = Flush();
+  if (!flushed.ok()) refused_ = false;  // an event before it was bad
   status_ = flushed.ok() ? std::move(status) : flushed;
   return status_;
 }
@@ -80,6 +134,7 @@ Status TraceSplitter::Feed(std::string_view piece) {
   Append(piece);
   end_offset_ += piece.size();
   if (Status s = Scan(); !s.ok()) return Fail(std::move(s));
+  if (Status s = CheckOpenEvent(); !s.ok()) return Fail(std::move(s));
   if (Status s = Flush(); !s.ok()) return Fail(std::move(s));
   Compact();
   return Status::Ok();
@@ -122,6 +177,11 @@ Status TraceSplitter::Scan() {
       if (mode_ == Mode::kEvents || mode_ == Mode::kContainer) break;
       continue;
     }
+    if (mode_ != Mode::kKeyString && mode_ != Mode::kString &&
+        mode_ != Mode::kLiteral && IsSpace(buffer_[pos_])) {
+      pos_ = SkipSpaces(buffer_.get(), pos_ + 1, size_);
+      continue;
+    }
     const size_t i = pos_++;
     RETURN_IF_ERROR(StepSlow(buffer_[i], i));
   }
@@ -144,10 +204,13 @@ Status TraceSplitter::StepSlow(char c, size_t i) {
 // One byte of a top-level key, string or literal.
 Status TraceSplitter::StepToken(char c, size_t i) {
   if (mode_ == Mode::kLiteral) {
-    if (!IsSpace(c) && c != ',' && c != '}' && c != ']') return Status::Ok();
+    if (!IsSpace(c) && c != ',' && c != '}' && c != ']') {
+      return CountTokenByte();
+    }
     RETURN_IF_ERROR(EndValue(i));
     return StepSlow(c, i);
   }
+  RETURN_IF_ERROR(CountTokenByte());
   if (string_escape_) {
     string_escape_ = false;
   } else if (c == '\\') {
@@ -165,6 +228,14 @@ Status TraceSplitter::StepToken(char c, size_t i) {
 Status TraceSplitter::StepGrammar(char c, size_t i) {
   switch (mode_) {
     case Mode::kStart:
+      if (Offset(i) == bom_bytes_ && bom_bytes_ < 3 &&
+          static_cast<unsigned char>(c) == kUtf8Bom[bom_bytes_]) {
+        ++bom_bytes_;  // a UTF-8 byte order mark, as some editors write
+        return Status::Ok();
+      }
+      if (bom_bytes_ == 1 || bom_bytes_ == 2) {
+        return Refuse(0, "not JSON: an incomplete UTF-8 byte order mark");
+      }
       if (c == '{') {
         mode_ = Mode::kKey;
         return Status::Ok();
@@ -173,12 +244,14 @@ Status TraceSplitter::StepGrammar(char c, size_t i) {
         bare_list_ = true;
         return StartValue(c, i);
       }
-      return Error(Offset(i),
-                   "not JSON: expected '{' or '[' but found " + Printable(c));
+      return Refuse(Offset(i),
+                    "not JSON: expected '{' or '[' but found " + Printable(c));
     case Mode::kKey:
       if (c == '"') {
         mode_ = Mode::kKeyString;
         key_.clear();
+        token_offset_ = Offset(i);
+        token_bytes_ = 1;
         return Status::Ok();
       }
       if (c == '}' && !need_key_) {
@@ -191,7 +264,8 @@ Status TraceSplitter::StepGrammar(char c, size_t i) {
         mode_ = Mode::kValue;
         return Status::Ok();
       }
-      return Error(Offset(i), "expected ':' after key \"" + key_ + "\"");
+      return Error(Offset(i),
+                   "expected ':' after key \"" + key_.substr(0, 200) + "\"");
     case Mode::kValue:
       return StartValue(c, i);
     case Mode::kAfterValue:
@@ -210,6 +284,9 @@ Status TraceSplitter::StepGrammar(char c, size_t i) {
 
 Status TraceSplitter::StartValue(char c, size_t i) {
   value_begin_ = i;
+  value_offset_ = Offset(i);
+  token_offset_ = Offset(i);
+  token_bytes_ = 1;
   const bool events =
       bare_list_ ? mode_ == Mode::kStart : key_ == "traceEvents";
   capture_ =
@@ -248,6 +325,12 @@ Status TraceSplitter::StartValue(char c, size_t i) {
 
 // The top-level value of key_ ends before `end`.
 Status TraceSplitter::EndValue(size_t end) {
+  if (mode_ == Mode::kContainer &&
+      Offset(end) - value_offset_ > max_event_bytes_) {
+    return TooLong(value_offset_,
+                   "the value of \"" + key_.substr(0, 200) + "\"",
+                   max_event_bytes_, "--max-event-bytes");
+  }
   const std::string_view text(buffer_.get() + value_begin_, end - value_begin_);
   if (mode_ == Mode::kLiteral && !LooksLikeLiteral(text)) {
     return Error(Offset(value_begin_),
@@ -267,6 +350,13 @@ Status TraceSplitter::ScanBlocks() {
   const bool events = mode_ == Mode::kEvents;
   while (pos_ + kJsonBlockBytes <= size_) {
     const size_t base = pos_;
+    // A top-level value still open at `base` is longer than base - start:
+    // refused before anything in this block (events: CheckOpenEvent).
+    if (!events && Offset(base) - value_offset_ >= max_event_bytes_) {
+      return TooLong(value_offset_,
+                     "the value of \"" + key_.substr(0, 200) + "\"",
+                     max_event_bytes_, "--max-event-bytes");
+    }
     const JsonBlockMasks masks = ClassifyJsonBlock(data + base);
     const uint64_t inside = strings_.InsideStrings(masks);
     const uint64_t opens = masks.open & ~inside;
@@ -311,7 +401,7 @@ Status TraceSplitter::OnOpen(size_t i, char c) {
   if (mode_ == Mode::kContainer) {
     openers_.push_back(c);
   } else if (depth_ == 1) {
-    RETURN_IF_ERROR(ScanGap(gap_begin_, i));
+    RETURN_IF_ERROR(ScanGap(i, /*open_end=*/false));
     if (!expect_value_) return Error(Offset(i), "expected ',' between events");
     element_begin_ = i;
   }
@@ -331,9 +421,11 @@ Status TraceSplitter::OnClose(size_t i, char c) {
   }
   if (depth_ == 1) return AddElement(element_begin_, i + 1);
   if (depth_ > 1) return Status::Ok();
-  if (c != ']')
+  // The gap first: an error in it comes earlier in the text.
+  RETURN_IF_ERROR(ScanGap(i, /*open_end=*/false));
+  if (c != ']') {
     return Error(Offset(i), "expected ']' at the end of traceEvents");
-  RETURN_IF_ERROR(ScanGap(gap_begin_, i));
+  }
   if (expect_value_ && array_values_ > 0) {
     return Error(Offset(i), "expected an event after ','");
   }
@@ -342,15 +434,20 @@ Status TraceSplitter::OnClose(size_t i, char c) {
   return Status::Ok();
 }
 
-// The text between two array or object elements of traceEvents: commas,
-// whitespace and the odd scalar element (a string or a number is not an
-// event, but it is an element, handed over like the others).
-Status TraceSplitter::ScanGap(size_t begin, size_t end) {
-  size_t i = begin;
+// The text between two array or object elements of traceEvents, from
+// gap_begin_ to `end`: commas, whitespace and the odd scalar element (a
+// string or a number is not an event, but it is an element, handed over
+// like the others). `open_end`: the text goes on after `end` (a piece ended
+// in the gap): what is scanned is dropped, so that whitespace between
+// events is never held, and a scalar that reaches `end` is left for later
+// (gap_begin_ stops at it). A control byte where an element starts is
+// binary data, refused at once.
+Status TraceSplitter::ScanGap(size_t end, bool open_end) {
+  size_t i = gap_begin_;
   while (i < end) {
     const char c = buffer_[i];
     if (IsSpace(c)) {
-      ++i;
+      i = SkipSpaces(buffer_.get(), i + 1, end);
       continue;
     }
     if (c == ',') {
@@ -364,7 +461,12 @@ Status TraceSplitter::ScanGap(size_t begin, size_t end) {
       continue;
     }
     if (!expect_value_) return Error(Offset(i), "expected ',' between events");
+    if (static_cast<unsigned char>(c) < 0x20) {
+      return Refuse(Offset(i), "a control byte " + Printable(c) +
+                                   " between events: binary data, not JSON");
+    }
     const size_t scalar = i++;
+    bool complete = false;
     if (c == '"') {
       bool escape = false;
       while (i < end) {
@@ -374,18 +476,56 @@ Status TraceSplitter::ScanGap(size_t begin, size_t end) {
         } else if (d == '\\') {
           escape = true;
         } else if (d == '"') {
+          complete = true;
           break;
         }
       }
     } else {
       while (i < end && !IsSpace(buffer_[i]) && buffer_[i] != ',') ++i;
+      complete = i < end;
+    }
+    if (open_end && !complete) {
+      gap_begin_ = scalar;
+      if (Offset(end) - Offset(scalar) > max_event_bytes_) {
+        return TooLong(Offset(scalar), "an event", max_event_bytes_,
+                       "--max-event-bytes");
+      }
+      return Status::Ok();
     }
     RETURN_IF_ERROR(AddElement(scalar, i));
+  }
+  gap_begin_ = end;
+  return Status::Ok();
+}
+
+// After a piece: the gap scanned so far is dropped, and an event still open
+// is refused once it is longer than the limit (nothing inside an event is
+// an error of the splitter's, so this is the first error whatever the
+// cut; a complete one is checked by AddElement).
+Status TraceSplitter::CheckOpenEvent() {
+  if (mode_ != Mode::kEvents) return Status::Ok();
+  if (depth_ == 1) return ScanGap(pos_, /*open_end=*/true);
+  if (Offset(pos_) - Offset(element_begin_) > max_event_bytes_) {
+    return TooLong(Offset(element_begin_), "an event", max_event_bytes_,
+                   "--max-event-bytes");
   }
   return Status::Ok();
 }
 
+// One more byte of the current top-level key, string or number.
+Status TraceSplitter::CountTokenByte() {
+  if (++token_bytes_ <= max_token_bytes_) return Status::Ok();
+  const char* what = mode_ == Mode::kKeyString ? "a key"
+                     : mode_ == Mode::kString  ? "a string"
+                                               : "a number";
+  return TooLong(token_offset_, what, max_token_bytes_, "--max-token-bytes");
+}
+
 Status TraceSplitter::AddElement(size_t begin, size_t end) {
+  if (end - begin > max_event_bytes_) {
+    return TooLong(Offset(begin), "an event", max_event_bytes_,
+                   "--max-event-bytes");
+  }
   if (elements_.empty()) batch_begin_ = begin;
   if (end - batch_begin_ > std::numeric_limits<uint32_t>::max()) {
     return Error(Offset(begin), "event larger than 4 GiB");

@@ -13,7 +13,11 @@
 // complete event is handed over before an error later in the text is
 // reported, so that the first error in the text is the one returned,
 // however it was cut. Linear time; one copy of the text; memory: the
-// current piece and the event it cut.
+// current piece and the event it cut, bounded by InputLimits: an event (or
+// another top-level value) longer than max_event_bytes, or a top-level key,
+// string or number longer than max_token_bytes, is refused with its byte
+// offset (whitespace between events is never kept). A UTF-8 byte order
+// mark before the JSON is skipped.
 
 #ifndef STRAG_SRC_INGEST_KINETO_TRACE_SPLITTER_H_
 #define STRAG_SRC_INGEST_KINETO_TRACE_SPLITTER_H_
@@ -27,6 +31,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ingest/common/input_limits.h"
 #include "ingest/kineto/json_blocks.h"
 
 namespace strag::ingest::kineto {
@@ -65,9 +70,11 @@ class TraceSplitter {
  public:
   // `keys`: the top-level keys whose values go to `on_value`; the others are
   // skipped. Errors are kInvalidInput and start with "`source_name`: ".
+  // `limits`: max_token_bytes and max_event_bytes (each at least 1, at most
+  // kMaxInputLimitBytes).
   TraceSplitter(std::string_view source_name, size_t batch_bytes,
                 std::vector<std::string> keys, EventBatchSink on_batch,
-                TopLevelValueSink on_value);
+                TopLevelValueSink on_value, const InputLimits& limits = {});
 
   // Scans the next piece; calls the sinks as batches and values complete.
   // After an error every call returns it again.
@@ -78,6 +85,12 @@ class TraceSplitter {
 
   bool bare_list() const { return bare_list_; }
   uint64_t events() const { return events_; }
+  // True when the error refuses the text outright rather than pointing at a
+  // mistake in it: a limit broken, or bytes that are no JSON text (binary
+  // data). A file reader then stops at once (see TextBlockOptions).
+  bool refused() const { return refused_; }
+  // Bytes received so far.
+  uint64_t bytes_fed() const { return end_offset_; }
 
  private:
   enum class Mode : uint8_t {
@@ -103,13 +116,18 @@ class TraceSplitter {
   Status ScanBlocks();
   Status OnOpen(size_t i, char c);
   Status OnClose(size_t i, char c);
-  Status ScanGap(size_t begin, size_t end);
+  Status ScanGap(size_t end, bool open_end);
+  Status CheckOpenEvent();
+  Status CountTokenByte();
   Status AddElement(size_t begin, size_t end);
   Status Flush();
   void Append(std::string_view text);
   void Compact();
   Status Fail(Status status);
   Status Error(uint64_t offset, const std::string& what);
+  Status Refuse(uint64_t offset, const std::string& what);
+  Status TooLong(uint64_t offset, const std::string& what, uint64_t limit,
+                 const char* flag);
   uint64_t Offset(size_t i) const { return buffer_offset_ + i; }
 
   std::string source_name_;
@@ -117,7 +135,10 @@ class TraceSplitter {
   std::vector<std::string> keys_;
   EventBatchSink on_batch_;
   TopLevelValueSink on_value_;
+  uint64_t max_token_bytes_;
+  uint64_t max_event_bytes_;
   Status status_;
+  bool refused_ = false;
 
   // Text not yet handed over: buffer_[0, size_), with kBatchPadding + 1
   // bytes of room after it.
@@ -135,7 +156,11 @@ class TraceSplitter {
   std::string key_;        // the current top-level key
   bool capture_ = false;   // key_ is wanted: keep its value's text
   size_t value_begin_ = 0;
+  uint64_t value_offset_ = 0;   // of the value of key_ in the input
+  uint64_t token_offset_ = 0;   // of the current key, string or literal
+  uint64_t token_bytes_ = 0;    // its bytes so far
   bool string_escape_ = false;  // kKeyString / kString
+  uint8_t bom_bytes_ = 0;       // of a UTF-8 byte order mark at the start
 
   // Block scanner state (kEvents, kContainer).
   JsonStringState strings_;

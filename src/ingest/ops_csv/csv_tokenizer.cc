@@ -50,10 +50,14 @@ bool CsvTokenizer::BeginRecord() {
   return cursor_ != end_;
 }
 
-bool CsvTokenizer::Next(std::vector<CsvField>* fields) {
+bool CsvTokenizer::Next(std::vector<CsvField>* fields, size_t max_fields) {
   fields->clear();
   if (!BeginRecord()) return false;
   while (true) {
+    if (fields->size() == max_fields) {
+      return Fail(fields->size(),
+                  "more than " + std::to_string(max_fields) + " fields");
+    }
     CsvField& field = fields->emplace_back();
     if (!ReadField(fields->size() - 1, &field)) return false;
     switch (ConsumeDelimiter()) {
@@ -64,6 +68,15 @@ bool CsvTokenizer::Next(std::vector<CsvField>* fields) {
       case CsvDelimiter::kNone:
         return Fail(fields->size() - 1, "unexpected text after the field");
     }
+  }
+}
+
+size_t CsvTokenizer::CountFields() {
+  if (!BeginRecord()) return 0;
+  CsvField field;
+  for (size_t count = 1;; ++count) {
+    if (!ReadField(count - 1, &field)) return count;
+    if (ConsumeDelimiter() != CsvDelimiter::kComma) return count;
   }
 }
 

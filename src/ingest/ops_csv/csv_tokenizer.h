@@ -22,6 +22,7 @@
 #define STRAG_SRC_INGEST_OPS_CSV_CSV_TOKENIZER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,9 +69,12 @@ class CsvTokenizer {
   CsvTokenizer(std::string_view text, size_t first_line, bool input_start);
 
   // Reads the next non-blank record into `fields` (cleared first). Returns
-  // false at the end of the input or on a malformed record; error() tells
-  // which. O(record length).
-  bool Next(std::vector<CsvField>* fields);
+  // false at the end of the input or on a malformed record (also one of
+  // more than `max_fields` fields); error() tells which. O(record length).
+  bool Next(std::vector<CsvField>* fields, size_t max_fields = SIZE_MAX);
+  // The fields of the next non-blank record, counted, not kept (as many as
+  // Next would have put in `fields`): for messages about a huge record.
+  size_t CountFields();
 
   // Skips blank lines and starts a record; false at the end of the input.
   bool BeginRecord();

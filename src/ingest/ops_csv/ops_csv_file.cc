@@ -2,6 +2,8 @@
 #include "ingest/ops_csv/ops_csv_file.h"
 
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string_view>
 
 #include "ingest/common/text_blocks.h"
@@ -14,14 +16,25 @@ Result<trace::OpsTable> ReadOpsCsvFile(const std::string& path,
                                        const ReadOpsCsvOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<TextReader> reader,
                    TextReader::Open(path, options.block_bytes));
-  OpsCsvParser parser(path, reader->text_bytes_hint());
+  OpsCsvParser parser(path, reader->text_bytes_hint(),
+                      options.limits.max_line_bytes);
   const TextBlockOptions block_options{
       .block_bytes = options.block_bytes,
-      .inflate_on_thread = options.inflate_on_thread};
-  RETURN_IF_ERROR(ForEachTextBlock(
-      reader.get(), block_options,
-      [&parser](std::string_view block) { return parser.Feed(block); }));
-  return parser.Finish();
+      .inflate_on_thread = options.inflate_on_thread,
+      .sink_refused = [&parser] { return parser.refused(); }};
+  // The table is what may not fit: an allocation failure is said with how
+  // far the reading got (no exception leaves ingest).
+  try {
+    RETURN_IF_ERROR(ForEachTextBlock(
+        reader.get(), block_options,
+        [&parser](std::string_view block) { return parser.Feed(block); }));
+    return parser.Finish();
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  return Internal(path + ": out of memory while reading it, at text byte " +
+                  std::to_string(parser.bytes_fed()) + " with " +
+                  std::to_string(parser.rows()) + " rows held");
 }
 
 }  // namespace strag::ingest

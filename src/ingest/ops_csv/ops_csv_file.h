@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "ingest/common/input_limits.h"
 #include "trace/ops_table.h"
 
 namespace strag::ingest {
@@ -21,6 +22,8 @@ struct ReadOpsCsvOptions {
   size_t block_bytes = size_t{256} << 10;
   // Inflate gzip on a second thread while parsing. Same result either way.
   bool inflate_on_thread = true;
+  // max_line_bytes: the longest line taken (the others are not used here).
+  InputLimits limits = {};
 };
 
 // Reads the ops CSV file at `path`: the same table, or the same error with
@@ -36,7 +39,9 @@ struct ReadOpsCsvOptions {
 // for damaged gzip (naming the compressed byte offset) or bad CSV (naming
 // line and column, see ParseOpsCsv). Damaged gzip wins over bad CSV, as if
 // the file were inflated first, so after a CSV error the rest of a gzip
-// file is still inflated (not parsed) to check it.
+// file is still inflated (not parsed) to check it; but a refusal (a line
+// over the limit, a NUL byte in the header) stops the reading at once, so
+// a gzip bomb costs no more than its first bad line.
 Result<trace::OpsTable> ReadOpsCsvFile(const std::string& path,
                                        const ReadOpsCsvOptions& options = {});
 

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <system_error>
 #include <utility>
 
@@ -23,6 +26,10 @@ using trace::OpType;
 
 // Role of a header field that is not a known column (see `roles_`).
 constexpr int8_t kExtraField = -1;
+// Every column holds a value per row (an extra one a string each) and the
+// duplicate check is quadratic: a header of thousands of fields is no ops
+// trace, so more are refused ("line 1: field 257: more than 256 fields").
+constexpr size_t kMaxColumns = 256;
 
 // Length of the complete lines of `text`: up to and including its last
 // '\n', or 0.
@@ -33,35 +40,107 @@ size_t CompleteLinesSize(std::string_view text) {
 
 }  // namespace
 
-OpsCsvParser::OpsCsvParser(std::string_view source_name, size_t text_bytes_hint)
+OpsCsvParser::OpsCsvParser(std::string_view source_name, size_t text_bytes_hint,
+                           uint64_t max_line_bytes)
     : source_(source_name),
       text_bytes_hint_(text_bytes_hint),
+      max_line_bytes_(static_cast<size_t>(
+          std::clamp<uint64_t>(max_line_bytes, 1, kMaxInputLimitBytes))),
       op_types_(ops_csv::GetOpTypeLookup()) {}
 
+// Pieces are fed at most max_line_bytes_ at a time: a longer line then
+// always spans pieces, so it is carried and measured before it is parsed,
+// however the text was cut.
 Status OpsCsvParser::Feed(std::string_view text) {
   STRAG_CHECK(!finished_, "OpsCsvParser::Feed after Finish");
-  if (!status_.ok()) return status_;
-  status_ = FeedText(text);
+  while (status_.ok() && !text.empty()) {
+    const std::string_view piece = text.substr(0, max_line_bytes_);
+    text.remove_prefix(piece.size());
+    if (!header_done_) status_ = CheckHeaderBytes(piece);
+    if (status_.ok()) status_ = FeedText(piece);
+    fed_bytes_ += piece.size();
+  }
   return status_;
+}
+
+// A NUL byte before the header line ends is binary data (or UTF-16): refused
+// at the byte, before the header is parsed (so the same whatever the cut),
+// instead of carrying a binary "line" up to the limit. One past the line
+// limit is left to the line's own refusal, which then comes first.
+Status OpsCsvParser::CheckHeaderBytes(std::string_view text) {
+  for (size_t i = 0; i < text.size() && !header_line_ended_; ++i) {
+    const char c = text[i];
+    if (c == '\0' && fed_bytes_ + i - header_line_start_ < max_line_bytes_) {
+      refused_ = true;
+      return InvalidInput(source_ + ": byte " + std::to_string(fed_bytes_ + i) +
+                          ": a NUL byte in the header line: binary data (or "
+                          "UTF-16), not a CSV text");
+    }
+    if (c == '\n') {
+      header_line_ended_ = header_line_started_;
+      header_line_start_ = fed_bytes_ + i + 1;
+    } else if (c != '\r') {
+      header_line_started_ = true;
+    }
+  }
+  return Status::Ok();
+}
+
+// Doubling, but never past the limit (past half of it, straight to it): a
+// line at the limit costs the limit. A fresh string, because reserve()
+// rounds a growth below twice the capacity up to twice.
+void OpsCsvParser::AppendCarry(std::string_view text) {
+  const size_t needed = carry_.size() + text.size();
+  if (needed > carry_.capacity()) {
+    const size_t capacity = carry_.capacity();
+    std::string grown;
+    grown.reserve(std::max(needed, 4 * capacity > max_line_bytes_
+                                       ? max_line_bytes_
+                                       : 2 * capacity));
+    grown.append(carry_);
+    carry_.swap(grown);
+  }
+  carry_.append(text);
+}
+
+Status OpsCsvParser::LineTooLong() {
+  refused_ = true;
+  return InvalidInput(source_ + ": byte " + std::to_string(offset_) +
+                      " (line " + std::to_string(next_line_) + "): " +
+                      (record_open_ ? "a record (a quoted field with line "
+                                      "breaks) longer than "
+                                    : "a line longer than ") +
+                      LimitText(max_line_bytes_) +
+                      " (--max-line-bytes to raise)");
+}
+
+// A record whose quoted field is still open is carried whole, from its
+// start, but never more than max_line_bytes_ of it: past that, with text
+// still to come, it is too long.
+Status OpsCsvParser::FeedOpenRecord(std::string_view text) {
+  const std::string_view part = text.substr(0, max_line_bytes_ - carry_.size());
+  text.remove_prefix(part.size());
+  // The open quoted field can only end at a quote: without one there is
+  // no point in parsing the record again (which would be quadratic).
+  quote_after_window_ =
+      quote_after_window_ || part.find('"') != std::string_view::npos;
+  AppendCarry(part);
+  if (quote_after_window_) RETURN_IF_ERROR(ParseCarry());
+  if (record_open_) return text.empty() ? Status::Ok() : LineTooLong();
+  return FeedText(text);  // the record ended: the rest as usual
 }
 
 // Parses in place all but the partial last line of `text`, so only that
 // line (or a record that is still open) is ever copied.
 Status OpsCsvParser::FeedText(std::string_view text) {
-  if (record_open_) {
-    // The open quoted field can only end at a quote: without one there is
-    // no point in parsing the record again (which would be quadratic).
-    quote_after_window_ =
-        quote_after_window_ || text.find('"') != std::string_view::npos;
-    carry_.append(text);
-    return quote_after_window_ ? ParseCarry() : Status::Ok();
-  }
+  if (record_open_) return FeedOpenRecord(text);
   if (!carry_.empty()) {
     // Completes the carried line with the head of `text`.
     const size_t newline = text.find('\n');
     const size_t head =
         newline == std::string_view::npos ? text.size() : newline + 1;
-    carry_.append(text.substr(0, head));
+    if (carry_.size() + head > max_line_bytes_) return LineTooLong();
+    AppendCarry(text.substr(0, head));
     text.remove_prefix(head);
     if (newline == std::string_view::npos) return Status::Ok();
     RETURN_IF_ERROR(ParseCarry());
@@ -132,8 +211,8 @@ Result<size_t> OpsCsvParser::ParseWindow(std::string_view window, bool final) {
 bool OpsCsvParser::RecordRunsPastWindow() const {
   CsvTokenizer record(tokenizer_.RestFromRecordStart(),
                       tokenizer_.record_line(), /*input_start=*/false);
-  std::vector<CsvField> fields;
-  return !record.Next(&fields) && record.error() && record.error()->input_ended;
+  record.CountFields();
+  return record.error() && record.error()->input_ended;
 }
 
 // Drops what a rolled-back record had already added to the columns.
@@ -179,12 +258,10 @@ Status OpsCsvParser::TokenizerError() const {
 // fields (error path only).
 Status OpsCsvParser::FieldCountError() const {
   CsvTokenizer record(tokenizer_.RestFromRecordStart());
-  std::vector<CsvField> fields;
-  record.Next(&fields);
   return InvalidInput(LinePrefix(tokenizer_.record_line()) + "expected " +
                       std::to_string(names_.size()) +
                       " fields as in the header, found " +
-                      std::to_string(fields.size()));
+                      std::to_string(record.CountFields()));
 }
 
 bool OpsCsvParser::FieldError(size_t field_index, const std::string& what) {
@@ -197,7 +274,7 @@ bool OpsCsvParser::FieldError(size_t field_index, const std::string& what) {
 // skipped, so a window of blank lines only leaves the header for later.
 Status OpsCsvParser::ParseHeader(std::string_view window, bool final) {
   std::vector<CsvField> fields;
-  if (!tokenizer_.Next(&fields)) {
+  if (!tokenizer_.Next(&fields, kMaxColumns)) {
     if (tokenizer_.error()) return TokenizerError();
     if (!final) return Status::Ok();
     return InvalidInput(source_ + ": empty file (expected a header line)");
@@ -212,6 +289,15 @@ Status OpsCsvParser::ParseHeader(std::string_view window, bool final) {
 Status OpsCsvParser::SetColumns(const std::vector<CsvField>& fields) {
   for (const CsvField& field : fields) {
     std::string name = field.Value();
+    // A bare CR inside the header: the file ends its lines with CR only
+    // (classic Mac), so the whole file reads as one line.
+    if (const size_t cr = name.find('\r');
+        cr != std::string::npos &&
+        (cr + 1 == name.size() || name[cr + 1] != '\n')) {
+      return InvalidInput(LinePrefix(1) +
+                          "lines end with CR only; the ops CSV needs LF or "
+                          "CRLF line endings (convert with: tr '\\r' '\\n')");
+    }
     if (std::find(names_.begin(), names_.end(), name) != names_.end()) {
       return InvalidInput(LinePrefix(1) + "duplicate column '" + name + "'");
     }
@@ -266,8 +352,20 @@ void OpsCsvParser::ReserveRows(std::string_view window) {
                                 static_cast<double>(sample.size()) *
                                 static_cast<double>(lines) * 1.02);
   }
-  const auto reserve = [rows](auto& column) {
-    column.reserve(rows);
+  // The guess comes from the text (a gzip trailer, the first lines), so it
+  // may be more than the address space allows: then the columns just grow.
+  bool reserved = true;
+  const auto reserve = [rows, &reserved](auto& column) {
+    if (!reserved) return;
+    try {
+      column.reserve(rows);
+    } catch (const std::bad_alloc&) {
+      reserved = false;
+      return;
+    } catch (const std::length_error&) {
+      reserved = false;
+      return;
+    }
     AdviseHugePages(column.data(), column.capacity() * sizeof(column[0]));
   };
   trace::OpsTable& t = table_;
@@ -290,6 +388,13 @@ void OpsCsvParser::ReserveRows(std::string_view window) {
   if (present_[static_cast<size_t>(Column::kTokens)]) reserve(t.tokens);
   // Only the vector of values: the strings allocate on their own.
   for (trace::ExtraColumn& extra : t.extra) reserve(extra.values);
+  if (!reserved) {  // gives back what was reserved (no row is in yet)
+    std::vector<trace::ExtraColumn> extra = std::move(t.extra);
+    t = trace::OpsTable();
+    for (trace::ExtraColumn& e : extra) {
+      t.extra.push_back(trace::ExtraColumn{std::move(e.name), {}});
+    }
+  }
 }
 
 // Converts the records in place: numbers are parsed where they lie in the

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ingest/common/input_limits.h"
 #include "ingest/ops_csv/csv_tokenizer.h"
 #include "ingest/ops_csv/ops_csv_fields.h"
 #include "ingest/ops_csv/ops_csv_schema.h"
@@ -32,7 +33,14 @@ class OpsCsvParser {
  public:
   // `source_name` labels errors. `text_bytes_hint` is the expected size of
   // the whole text (0 when unknown); it only sizes the columns up front.
-  OpsCsvParser(std::string_view source_name, size_t text_bytes_hint);
+  // `max_line_bytes` (at least 1): the longest line taken, its line break
+  // included (a record whose quoted field holds line breaks counts whole);
+  // a longer one is refused, "trace.csv: byte 1234 (line 5): a line longer
+  // than 64 MiB (--max-line-bytes to raise)", before any of it is parsed.
+  // So the carried text never exceeds the limit. A NUL byte before the end
+  // of the header line (binary data, UTF-16) is refused at once.
+  OpsCsvParser(std::string_view source_name, size_t text_bytes_hint,
+               uint64_t max_line_bytes = kDefaultMaxLineBytes);
   OpsCsvParser(const OpsCsvParser&) = delete;
   OpsCsvParser& operator=(const OpsCsvParser&) = delete;
 
@@ -50,8 +58,19 @@ class OpsCsvParser {
   // pieces. Call once.
   Result<trace::OpsTable> Finish();
 
+  // Whether the error refuses the text outright (a line over the limit, a
+  // NUL byte in the header): a file reader need not read on.
+  bool refused() const { return refused_; }
+  // Text bytes fed so far, and complete rows parsed (for messages).
+  uint64_t bytes_fed() const { return fed_bytes_; }
+  size_t rows() const { return rows_; }
+
  private:
   Status FeedText(std::string_view text);
+  Status FeedOpenRecord(std::string_view text);
+  Status CheckHeaderBytes(std::string_view text);
+  Status LineTooLong();
+  void AppendCarry(std::string_view text);
   Status ParseCarry();
   void NoteQuoteAfterWindow(std::string_view rest);
   Result<size_t> ParseWindow(std::string_view window, bool final);
@@ -91,6 +110,7 @@ class OpsCsvParser {
 
   std::string source_;
   size_t text_bytes_hint_;
+  size_t max_line_bytes_;
   const ops_csv::OpTypeLookup& op_types_;
 
   // Where the text stands: bytes consumed by earlier windows, the line the
@@ -104,7 +124,14 @@ class OpsCsvParser {
   bool record_open_ = false;
   bool quote_after_window_ = false;
   Status status_;  // sticky: the first error
+  bool refused_ = false;
   bool finished_ = false;
+  // Before the header: bytes fed so far, whether the current line holds
+  // anything but line breaks, and whether the header line has ended.
+  uint64_t fed_bytes_ = 0;
+  uint64_t header_line_start_ = 0;
+  bool header_line_started_ = false;
+  bool header_line_ended_ = false;
 
   // The window being parsed; its fields are views into the window.
   CsvTokenizer tokenizer_{std::string_view()};

@@ -6,8 +6,10 @@
 namespace strag::ingest {
 
 Result<trace::OpsTable> ParseOpsCsv(std::string_view csv,
-                                    std::string_view source_name) {
-  OpsCsvParser parser(source_name, /*text_bytes_hint=*/csv.size());
+                                    std::string_view source_name,
+                                    uint64_t max_line_bytes) {
+  OpsCsvParser parser(source_name, /*text_bytes_hint=*/csv.size(),
+                      max_line_bytes);
   RETURN_IF_ERROR(parser.Feed(csv));
   return parser.Finish();
 }

@@ -5,9 +5,11 @@
 #ifndef STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_READER_H_
 #define STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_READER_H_
 
+#include <cstdint>
 #include <string_view>
 
 #include "base/status.h"
+#include "ingest/common/input_limits.h"
 #include "trace/ops_table.h"
 
 namespace strag::ingest {
@@ -27,9 +29,13 @@ using ::strag::Result;
 // Bad input gives kInvalidInput with one message naming `source_name`, the
 // 1-based line (the header is line 1) and the column, e.g.
 //   trace.csv: line 12: column 'duration': -0.5 is negative
-// Single pass, O(size of `csv`); allocates per row only for extra columns.
-Result<trace::OpsTable> ParseOpsCsv(std::string_view csv,
-                                    std::string_view source_name);
+// A line longer than `max_line_bytes` (its line break included), a NUL
+// byte in the header line or a header of more than 256 fields is refused
+// (see OpsCsvParser). Single pass, O(size of `csv`); allocates per row only
+// for extra columns.
+Result<trace::OpsTable> ParseOpsCsv(
+    std::string_view csv, std::string_view source_name,
+    uint64_t max_line_bytes = kDefaultMaxLineBytes);
 
 }  // namespace strag::ingest
 

@@ -147,6 +147,7 @@ void WriteInput(JsonWriter* w, const InputNotes& in) {
   w->FieldInt("events", in.events);
   w->FieldInt("world_size", in.world_size);
   w->FieldIntArray("missing_ranks", in.missing_ranks);
+  w->FieldInt("missing_rank_count", in.missing_rank_count);
   w->Key("skipped");
   w->BeginObject();
   for (const auto& [why, n] : in.skipped) w->FieldInt(why, n);

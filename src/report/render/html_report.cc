@@ -59,15 +59,20 @@ std::string ScriptSafe(std::string_view json) {
 // Seconds to milliseconds, rounded to the microsecond (short JSON numbers).
 double Ms(double seconds) { return std::round(seconds * 1e6) / 1e3; }
 
-std::string RankList(const std::vector<int32_t>& ranks) {
+// The first ranks of a list of `total` (the list may hold only the first).
+std::string RankList(const std::vector<int32_t>& ranks, int64_t total) {
   std::string s;
   for (size_t i = 0; i < ranks.size() && i < kMaxListedRanks; ++i) {
     s += (i ? ", " : "") + std::to_string(ranks[i]);
   }
-  if (ranks.size() > kMaxListedRanks) {
-    s += StrFormat(", ... (%zu ranks)", ranks.size());
+  if (total > static_cast<int64_t>(kMaxListedRanks)) {
+    s += StrFormat(", ... (%lld ranks)", static_cast<long long>(total));
   }
   return s;
+}
+
+std::string RankList(const std::vector<int32_t>& ranks) {
+  return RankList(ranks, static_cast<int64_t>(ranks.size()));
 }
 
 // --- the JSON data blob ---------------------------------------------------
@@ -469,7 +474,8 @@ void InputSection(std::string* out, const InputNotes& in) {
                                static_cast<long long>(in.events),
                                in.world_size));
   if (!in.missing_ranks.empty()) {
-    Item(out, "missing ranks", RankList(in.missing_ranks));
+    Item(out, "missing ranks",
+         RankList(in.missing_ranks, in.missing_rank_count));
   }
   if (!in.clock.offset_ns.empty()) {
     Item(out, "clocks",

@@ -47,13 +47,20 @@ void Ranking(std::string* out, const char* title, const std::string& prefix,
   }
 }
 
-std::string RankList(const std::vector<int32_t>& ranks) {
+// The first ranks of a list of `total` (the list may hold only the first).
+std::string RankList(const std::vector<int32_t>& ranks, int64_t total) {
   std::string s;
   for (size_t i = 0; i < ranks.size() && i < 8; ++i) {
     s += (i ? ", " : "") + std::to_string(ranks[i]);
   }
-  if (ranks.size() > 8) s += StrFormat(", ... (%zu ranks)", ranks.size());
+  if (total > 8) {
+    s += StrFormat(", ... (%lld ranks)", static_cast<long long>(total));
+  }
   return s;
+}
+
+std::string RankList(const std::vector<int32_t>& ranks) {
+  return RankList(ranks, static_cast<int64_t>(ranks.size()));
 }
 
 void Explain(std::string* out, const char* metric, const std::string& what,
@@ -122,7 +129,8 @@ void Input(std::string* out, const InputNotes& in) {
                     static_cast<long long>(in.files), in.format.c_str(),
                     static_cast<long long>(in.events));
   if (!in.missing_ranks.empty()) {
-    *out += "; no trace for rank(s) " + RankList(in.missing_ranks);
+    *out += "; no trace for rank(s) " +
+            RankList(in.missing_ranks, in.missing_rank_count);
   }
   *out += "\n";
   if (!in.layout.empty()) *out += "  layout: " + in.layout + "\n";
