@@ -82,6 +82,8 @@ Result<report::ReportInput> ReadKinetoJob(const std::vector<std::string>& paths,
                   errors[k] = r.status();
                 }
               });
+  // One file: its own error, one line, as for an ops CSV.
+  if (files.size() == 1 && !errors[0].ok()) return errors[0];
   for (const Status& e : errors) {
     if (e.ok()) continue;
     // Bad input skips its file; running out of memory (or a bug) is no
