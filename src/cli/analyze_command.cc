@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "base/str_format.h"
 #include "base/parallel_for.h"
 #include "cli/flags.h"
 #include "cli/kineto_input.h"
@@ -148,7 +149,7 @@ Status RunAnalyze(const std::vector<std::string>& args) {
                                                  : HardwareThreads(),
                           std::move(read), limits));
     for (const std::string& w : in.notes->warnings) {
-      std::fprintf(stderr, "strag: warning: %s\n", w.c_str());
+      std::fprintf(stderr, "strag: warning: %s\n", Printable(w).c_str());
     }
   } else {
     // The table is released before the analysis: only the prepared arrays

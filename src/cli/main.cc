@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/str_format.h"
 #include "cli/analyze_command.h"
 #include "cli/cost_command.h"
 #include "cli/simulate_command.h"
@@ -90,12 +91,14 @@ int main(int argc, char** argv) {
     if (WantsHelp(args)) return PrintHelp(strag::cli::kCostUsage);
     status = Guarded(command, [&] { return strag::cli::RunCost(args); });
   } else {
-    std::fprintf(stderr, "strag: unknown command \"%s\"\n%s", command.c_str(),
-                 kUsage);
+    std::fprintf(stderr, "strag: unknown command \"%s\"\n%s",
+                 strag::Printable(command).c_str(), kUsage);
     return 2;
   }
   if (!status.ok()) {
-    std::fprintf(stderr, "strag: error: %s\n", status.message().c_str());
+    // Echoed input is escaped: no control byte reaches the terminal.
+    std::fprintf(stderr, "strag: error: %s\n",
+                 strag::Printable(status.message()).c_str());
   }
   return ExitCode(status);
 }

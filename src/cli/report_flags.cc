@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/str_format.h"
 #include "report/render/analysis_json.h"
 #include "report/render/html_report.h"
 #include "report/render/perfetto_json.h"
@@ -171,7 +172,7 @@ Status CheckTimelineSteps(const report::ReportOptions& options, int64_t first,
 Status WriteReport(const Flags& flags, const report::Report& report,
                    OutputFiles* out) {
   for (const std::string& w : report.warnings) {
-    std::fprintf(stderr, "strag: warning: %s\n", w.c_str());
+    std::fprintf(stderr, "strag: warning: %s\n", Printable(w).c_str());
   }
   // Everything rendered first: nothing is written when a renderer fails.
   std::vector<std::pair<std::string, std::string>> files;

@@ -111,6 +111,11 @@ Result<sim::JobSpec> LoadSpec(const Flags& flags) {
       }
       spec.sequences.lengths.push_back(value);
     }
+    if (spec.sequences.lengths.empty()) {
+      return InvalidInput(lengths.string() +
+                          ": no sequence lengths (expected one positive "
+                          "integer per line)");
+    }
   }
   return spec;
 }
@@ -275,7 +280,8 @@ Status WriteOutputs(const sim::SimulatedJob& job, const trace::OpsTable& table,
 void PrintSimulation(const sim::SimulatedJob& job, size_t ops, FILE* to) {
   const sim::JobSection& j = job.spec.job;
   std::fprintf(to, "strag simulate: %s\n", job.spec.name.c_str());
-  std::fprintf(to,
+  std::fprintf(
+      to,
       "  job: DP %d%s x PP %d x TP %d x CP %d (VPP %d) = %lld GPUs, "
       "%d microbatches, %d steps, %zu ops\n",
       j.dp,
@@ -286,20 +292,20 @@ void PrintSimulation(const sim::SimulatedJob& job, size_t ops, FILE* to) {
       static_cast<long long>(int64_t{job.dp_replicas} * j.pp * j.tp * j.cp),
       j.microbatches, j.steps, ops);
   std::fprintf(to, "  mean step time %.2f ms\n",
-              1e3 * PairwiseMean(job.step_times.opt));
+               1e3 * PairwiseMean(job.step_times.opt));
   for (const sim::TruthRecord& t : job.truth) {
     std::fprintf(to, "  injected %-16s", t.kind.c_str());
     if (t.rank >= 0) {
       std::fprintf(to, " rank %lld (dp %d, stage %d, tp %d, node %d)",
-                  static_cast<long long>(t.rank), t.dp, t.pp, t.tp, t.node);
+                   static_cast<long long>(t.rank), t.dp, t.pp, t.tp, t.node);
     } else if (t.node >= 0) {
       std::fprintf(to, " node %d", t.node);
     }
     std::fprintf(to,
-        ": %zu of %zu steps, true slowdown %.4f (%+.2f ms per step; "
-        "%+.2f ms without host delays)\n",
-        t.steps.size(), job.steps.size(), t.slowdown, t.excess_step_ms,
-        t.blocking_excess_step_ms);
+                 ": %zu of %zu steps, true slowdown %.4f (%+.2f ms per step; "
+                 "%+.2f ms without host delays)\n",
+                 t.steps.size(), job.steps.size(), t.slowdown, t.excess_step_ms,
+                 t.blocking_excess_step_ms);
   }
   std::fprintf(to, "\n");
 }
@@ -391,8 +397,8 @@ Status RunSimulate(const std::vector<std::string>& args) {
                                             .keep_times = write}));
   trace::OpsTable table;
   if (write) table = sim::ToOpsTable(job, window.first, window.second);
-  PrintSimulation(
-      job, write ? table.size() : job.num_nodes() * job.num_lanes(), log);
+  PrintSimulation(job, write ? table.size() : job.num_nodes() * job.num_lanes(),
+                  log);
   if (write) {
     RETURN_IF_ERROR(
         WriteOutputs(job, table, *flags.Get("out"), formats, &out, log));
@@ -408,10 +414,12 @@ Status RunSimulate(const std::vector<std::string>& args) {
     ASSIGN_OR_RETURN(
         table, ingest::ReadOpsCsvFile(out.Staged(
                    (fs::path(*flags.Get("out")) / "ops.csv.gz").string())));
-    ASSIGN_OR_RETURN(in, report::OpsTableInput(table, sim::MetaOf(job), source));
+    ASSIGN_OR_RETURN(in,
+                     report::OpsTableInput(table, sim::MetaOf(job), source));
     table = trace::OpsTable();
   } else if (write) {
-    ASSIGN_OR_RETURN(in, report::OpsTableInput(table, sim::MetaOf(job), source));
+    ASSIGN_OR_RETURN(in,
+                     report::OpsTableInput(table, sim::MetaOf(job), source));
     table = trace::OpsTable();
   } else {
     in = report::SimulatedInput(&job);

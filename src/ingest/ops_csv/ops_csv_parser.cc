@@ -493,7 +493,9 @@ bool OpsCsvParser::ReadIntSlow(size_t i, IntMin min, std::vector<T>* column) {
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (ec == std::errc::result_out_of_range) {
-    return FieldError(i, Quoted(text) + " is out of range");
+    return FieldError(i, Quoted(text) + " is out of range (at most " +
+                             std::to_string(std::numeric_limits<T>::max()) +
+                             ")");
   }
   if (ec != std::errc() || ptr != end) {
     return FieldError(i, Quoted(text) + " is not an integer");
