@@ -15,6 +15,7 @@
 #include "base/f32.h"
 #include "base/parallel_for.h"
 #include "cli/flags.h"
+#include "cli/limit_flags.h"
 #include "cli/output_file.h"
 #include "cli/report_flags.h"
 #include "cli/simulate_limits.h"
@@ -86,12 +87,14 @@ Result<sim::JobSpec> LoadSpec(const Flags& flags) {
                         SimulateUsage());
   }
   const std::string path = flags.positional()[0];
-  ASSIGN_OR_RETURN(std::string text, ingest::ReadFile(path));
+  // A spec or a length file is small text: /dev/zero must not be held.
+  ASSIGN_OR_RETURN(std::string text, ingest::ReadFile(path, kMaxMetaFileBytes));
   ASSIGN_OR_RETURN(sim::JobSpec spec, sim::ParseJobSpec(text, path));
   spec.name = fs::path(path).stem().string();
   if (spec.sequences.kind == sim::SequenceSection::Kind::kFile) {
     const fs::path lengths = fs::path(path).parent_path() / spec.sequences.path;
-    ASSIGN_OR_RETURN(std::string body, ingest::ReadFile(lengths.string()));
+    ASSIGN_OR_RETURN(std::string body,
+                     ingest::ReadFile(lengths.string(), kMaxMetaFileBytes));
     size_t line = 0, pos = 0;
     while (pos < body.size()) {
       size_t end = body.find('\n', pos);

@@ -73,10 +73,93 @@ std::optional<Digits> ScanDigits(std::string_view text) {
   return d;
 }
 
+constexpr uint64_t kPow10[] = {1,
+                               10,
+                               100,
+                               1'000,
+                               10'000,
+                               100'000,
+                               1'000'000,
+                               10'000'000,
+                               100'000'000,
+                               1'000'000'000,
+                               10'000'000'000,
+                               100'000'000'000,
+                               1'000'000'000'000,
+                               10'000'000'000'000,
+                               100'000'000'000'000,
+                               1'000'000'000'000'000,
+                               10'000'000'000'000'000,
+                               100'000'000'000'000'000,
+                               1'000'000'000'000'000'000,
+                               10'000'000'000'000'000'000u};
+
+// The common case in 64-bit arithmetic: seconds written as plain
+// `[-]digits[.digits]` with at most 19 digits in all (every binary32 and
+// binary64 text of the published traces, an epoch with 9 decimals);
+// nullopt sends the text to the general path.
+std::optional<trace::ExactTime> PlainSeconds(std::string_view text) {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  const bool negative = p != end && *p == '-';
+  if (negative) ++p;
+  uint64_t mantissa = 0;
+  int digits = 0, fraction = -1;  // fraction: digits after the point
+  bool any = false;
+  for (; p != end; ++p) {
+    if (*p == '.' && fraction < 0) {
+      fraction = 0;
+      continue;
+    }
+    const auto digit = static_cast<unsigned>(*p - '0');
+    if (digit > 9) return std::nullopt;  // an exponent or junk
+    any = true;
+    if (mantissa != 0 || digit != 0) {
+      if (++digits > 19) return std::nullopt;
+      mantissa = mantissa * 10 + digit;
+    }
+    if (fraction >= 0) ++fraction;
+  }
+  if (!any || fraction > 28) return std::nullopt;
+  const int k = fraction < 0 ? -9 : fraction - 9;  // value = mantissa e-k ns
+  uint64_t ns = 0;
+  int64_t rem_as = 0;
+  if (k <= 0) {
+    const uint64_t scale = kPow10[-k];
+    if (mantissa >
+        static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / scale) {
+      return std::nullopt;
+    }
+    ns = mantissa * scale;
+  } else {
+    const uint64_t scale = kPow10[k];
+    ns = mantissa / scale;
+    const uint64_t rest = mantissa % scale;  // in units of 1e-k ns
+    rem_as = k <= 9 ? static_cast<int64_t>(rest * kPow10[9 - k])
+                    : static_cast<int64_t>(rest / kPow10[k - 9]);
+  }
+  if (rem_as >= kAttosPerNano / 2) {  // half away from zero
+    ++ns;
+    rem_as -= kAttosPerNano;
+  }
+  if (ns > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return std::nullopt;
+  }
+  const auto signed_ns = static_cast<int64_t>(ns);
+  return trace::ExactTime{
+      .ns = negative ? -signed_ns : signed_ns,
+      .rem_as = static_cast<int32_t>(negative ? -rem_as : rem_as)};
+}
+
 }  // namespace
 
 std::optional<trace::ExactTime> DecimalTextToExactTime(std::string_view text,
                                                        int ns_exponent) {
+  if (ns_exponent == 9) {
+    if (const std::optional<trace::ExactTime> fast = PlainSeconds(text)) {
+      return fast;
+    }
+  }
   std::optional<Digits> d = ScanDigits(text);
   if (!d) return std::nullopt;
   const int exponent = d->exponent + ns_exponent;  // in nanoseconds now

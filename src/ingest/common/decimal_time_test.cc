@@ -41,6 +41,30 @@ TEST(DecimalTimeTest, EpochDigitsSurvive) {
             (ExactTime{1'700'000'000'000'030'518, -421'875'000}));
 }
 
+// The 64-bit fast path agrees with the general one ("e0" forces that).
+TEST(DecimalTimeTest, FastPathAgreesWithTheGeneralOne) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 200000; ++i) {
+    std::string text = (rng() % 4 == 0) ? "-" : "";
+    const int int_digits = static_cast<int>(rng() % 12);
+    const int frac_digits = static_cast<int>(rng() % 24) - 2;  // < 0: none
+    for (int d = 0; d < int_digits; ++d)
+      text += static_cast<char>('0' + rng() % 10);
+    if (int_digits == 0) text += "0";
+    if (frac_digits >= 0) {
+      text += ".";
+      for (int d = 0; d < frac_digits; ++d)
+        text += static_cast<char>('0' + rng() % 10);
+    }
+    const auto fast = DecimalTextToExactTime(text, 9);
+    const auto general = DecimalTextToExactTime(text + "e0", 9);
+    ASSERT_EQ(fast.has_value(), general.has_value()) << text;
+    if (fast) {
+      EXPECT_EQ(*fast, *general) << text;
+    }
+  }
+}
+
 TEST(DecimalTimeTest, TextOfAnExactTimeReadsBack) {
   for (const char* text :
        {"0", "1.5", "-0.5", "0.0000000012", "1700000000.0123456789",
