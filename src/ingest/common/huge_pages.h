@@ -5,6 +5,8 @@
 #define STRAG_SRC_INGEST_COMMON_HUGE_PAGES_H_
 
 #include <cstddef>
+#include <new>
+#include <stdexcept>
 
 namespace strag::ingest {
 
@@ -20,6 +22,26 @@ namespace strag::ingest {
 // written costs at most one huge page per buffer. Cost: where the kernel
 // compacts memory to find huge pages (THP defrag), a fault may wait for it.
 void AdviseHugePages(const void* data, size_t bytes);
+
+// Reserves `rows` in `column` and advises huge pages for it, unless an
+// earlier reservation of the set failed (`*reserved` false). A guess from
+// the text (a gzip trailer's size, the first lines) may ask for more than
+// the address space allows: then `*reserved` turns false and the columns
+// just grow as rows come.
+template <typename Column>
+void ReserveColumn(size_t rows, bool* reserved, Column* column) {
+  if (!*reserved) return;
+  try {
+    column->reserve(rows);
+  } catch (const std::bad_alloc&) {
+    *reserved = false;
+    return;
+  } catch (const std::length_error&) {
+    *reserved = false;
+    return;
+  }
+  AdviseHugePages(column->data(), column->capacity() * sizeof((*column)[0]));
+}
 
 }  // namespace strag::ingest
 

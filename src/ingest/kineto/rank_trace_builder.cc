@@ -135,17 +135,7 @@ void RankTraceBuilder::Reserve(uint64_t text_bytes) {
   // hold the guess, the columns just grow.
   bool reserved = true;
   const auto reserve = [rows, &reserved](auto& column) {
-    if (!reserved) return;
-    try {
-      column.reserve(rows);
-    } catch (const std::bad_alloc&) {
-      reserved = false;
-      return;
-    } catch (const std::length_error&) {
-      reserved = false;
-      return;
-    }
-    AdviseHugePages(column.data(), column.capacity() * sizeof(column[0]));
+    ReserveColumn(rows, &reserved, &column);
   };
   trace::RankTrace& out = records_.out;
   reserve(out.start_ns);

@@ -356,17 +356,7 @@ void OpsCsvParser::ReserveRows(std::string_view window) {
   // may be more than the address space allows: then the columns just grow.
   bool reserved = true;
   const auto reserve = [rows, &reserved](auto& column) {
-    if (!reserved) return;
-    try {
-      column.reserve(rows);
-    } catch (const std::bad_alloc&) {
-      reserved = false;
-      return;
-    } catch (const std::length_error&) {
-      reserved = false;
-      return;
-    }
-    AdviseHugePages(column.data(), column.capacity() * sizeof(column[0]));
+    ReserveColumn(rows, &reserved, &column);
   };
   trace::OpsTable& t = table_;
   reserve(t.rank);
