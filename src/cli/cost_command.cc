@@ -39,7 +39,8 @@ Result<econ::RunCost> CostFromFlags(const Flags& flags) {
                         flags.positional()[0] + "\"\n" + kCostUsage);
   }
   ASSIGN_OR_RETURN(std::optional<double> slowdown, flags.GetDouble("slowdown"));
-  ASSIGN_OR_RETURN(std::optional<int64_t> gpus, flags.GetInt("gpus"));
+  ASSIGN_OR_RETURN(std::optional<int64_t> gpus,
+                   flags.GetInt("gpus", 1, (int64_t{1} << 31) - 1));
   ASSIGN_OR_RETURN(std::optional<double> days, flags.GetDouble("days"));
   ASSIGN_OR_RETURN(std::optional<double> hours, flags.GetDouble("hours"));
   ASSIGN_OR_RETURN(std::optional<double> price, UsdPerGpuHour(flags));

@@ -118,21 +118,15 @@ Result<report::ReportOptions> ParseReportOptions(const Flags& flags,
   report::ReportOptions o;
   o.whatif.fix = flags.GetAll("fix");
   o.whatif.unfix = flags.GetAll("unfix");
-  ASSIGN_OR_RETURN(std::optional<int64_t> threads, flags.GetInt("threads"));
-  if (threads && (*threads < 1 || *threads > 256)) {
-    return InvalidInput("flag --threads: must be between 1 and 256");
-  }
+  ASSIGN_OR_RETURN(std::optional<int64_t> threads,
+                   flags.GetInt("threads", 1, 256));
   o.whatif.threads = static_cast<size_t>(threads.value_or(0));
   ASSIGN_OR_RETURN(o.whatif.pool, ParsePool(flags, profiler));
-  ASSIGN_OR_RETURN(std::optional<int64_t> top, flags.GetInt("top"));
-  if (top && (*top < 0 || *top > 1'000'000)) {
-    return InvalidInput("flag --top: must be between 0 and 1000000");
-  }
+  // --top is used by the summary; checked here, before any work.
+  RETURN_IF_ERROR(flags.GetInt("top", 0, 1'000'000).status());
   ASSIGN_OR_RETURN(o.usd_per_gpu_hour, UsdPerGpuHour(flags));
-  ASSIGN_OR_RETURN(o.gpus, flags.GetInt("gpus"));
-  if (o.gpus && *o.gpus < 1) {
-    return InvalidInput("flag --gpus: must be at least 1");
-  }
+  // The largest world strag prices (ranks are int32).
+  ASSIGN_OR_RETURN(o.gpus, flags.GetInt("gpus", 1, (int64_t{1} << 31) - 1));
   ASSIGN_OR_RETURN(std::optional<double> days, flags.GetDouble("days"));
   ASSIGN_OR_RETURN(std::optional<double> hours, flags.GetDouble("hours"));
   if (days && hours) return InvalidInput("give --days or --hours, not both");
