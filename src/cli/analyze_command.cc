@@ -85,7 +85,9 @@ std::string AnalyzeUsage() {
   return std::string(kAnalyzeUsageHead) + kLimitFlagsUsage + kReportFlagsUsage;
 }
 
-Status RunAnalyze(const std::vector<std::string>& args) {
+namespace {
+
+Status Run(const std::vector<std::string>& args, ReportView view) {
   FlagSpec spec{
       .with_value = {"meta", "dp", "pp", "tp", "cp", "vpp", "rank-map"},
       .booleans = {},
@@ -98,12 +100,16 @@ Status RunAnalyze(const std::vector<std::string>& args) {
                       std::all_of(inputs.begin(), inputs.end(), IsKinetoInput);
   if (inputs.empty() || (inputs.size() > 1 && !kineto)) {
     return InvalidInput(
-        "analyze needs one ops CSV, or Kineto traces (files or a folder)\n" +
-        AnalyzeUsage());
+        std::string(view == ReportView::kPlan ? "plan" : "analyze") +
+        " needs one ops CSV, or Kineto traces (files or a folder)\n" +
+        (view == ReportView::kPlan ? PlanUsage() : AnalyzeUsage()));
   }
   const std::string trace_path = inputs[0];
-  ASSIGN_OR_RETURN(const report::ReportOptions options,
+  ASSIGN_OR_RETURN(report::ReportOptions options,
                    ParseReportOptions(flags, kineto));
+  if (view == ReportView::kPlan) {
+    ASSIGN_OR_RETURN(options.plan, ParsePlanOptions(flags, true));
+  }
   ASSIGN_OR_RETURN(const ingest::InputLimits limits, ParseLimitFlags(flags));
 
   trace::JobMeta meta;
@@ -160,7 +166,28 @@ Status RunAnalyze(const std::vector<std::string>& args) {
   }
   ASSIGN_OR_RETURN(const report::Report report,
                    report::BuildReport(std::move(in), options));
-  return WriteReport(flags, report, &out);
+  return WriteReport(flags, report, &out, view);
+}
+
+}  // namespace
+
+Status RunAnalyze(const std::vector<std::string>& args) {
+  return Run(args, ReportView::kAnalysis);
+}
+
+Status RunPlan(const std::vector<std::string>& args) {
+  return Run(args, ReportView::kPlan);
+}
+
+std::string PlanUsage() {
+  std::string usage = AnalyzeUsage();
+  usage.replace(0, usage.find('\n'),
+                "usage: strag plan TRACE [options]: every mitigation priced "
+                "by replay, ranked (docs/formats/plan-json.md)");
+  const std::string second = "       strag analyze ";
+  const size_t at = usage.find(second);
+  if (at != std::string::npos) usage.replace(at, second.size(), "       strag plan ");
+  return usage;
 }
 
 }  // namespace strag::cli

@@ -15,6 +15,11 @@ namespace strag::cli {
 Status RunAnalyze(const std::vector<std::string>& args);
 std::string AnalyzeUsage();
 
+// `strag plan INPUT... [options]`: the same inputs and flags, the plan
+// always on and shown first (its summary, --json strag.plan/1).
+Status RunPlan(const std::vector<std::string>& args);
+std::string PlanUsage();
+
 }  // namespace strag::cli
 
 #endif  // STRAG_SRC_CLI_ANALYZE_COMMAND_H_

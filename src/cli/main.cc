@@ -20,6 +20,8 @@ constexpr char kUsage[] =
     "commands:\n"
     "  analyze TRACE   what-if analysis of a job's ops trace (strag analyze "
     "--help)\n"
+    "  plan TRACE      every mitigation priced by replay and ranked "
+    "(strag plan --help)\n"
     "  simulate SPEC   simulate a training job with injected stragglers "
     "(strag simulate --help)\n"
     "  tail N DIST     expected step time of N synchronous workers "
@@ -81,6 +83,9 @@ int main(int argc, char** argv) {
   if (command == "analyze") {
     if (WantsHelp(args)) return PrintHelp(strag::cli::AnalyzeUsage().c_str());
     status = Guarded(command, [&] { return strag::cli::RunAnalyze(args); });
+  } else if (command == "plan") {
+    if (WantsHelp(args)) return PrintHelp(strag::cli::PlanUsage().c_str());
+    status = Guarded(command, [&] { return strag::cli::RunPlan(args); });
   } else if (command == "simulate") {
     if (WantsHelp(args)) return PrintHelp(strag::cli::SimulateUsage().c_str());
     status = Guarded(command, [&] { return strag::cli::RunSimulate(args); });

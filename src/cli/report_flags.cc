@@ -14,6 +14,8 @@
 #include "report/render/analysis_json.h"
 #include "report/render/html_report.h"
 #include "report/render/perfetto_json.h"
+#include "report/render/plan_json.h"
+#include "report/render/plan_text.h"
 #include "report/render/terminal_summary.h"
 
 namespace strag::cli {
@@ -45,6 +47,14 @@ const char kReportFlagsUsage[] =
     "ideal,\n"
     "                        critical-path arrows) for ui.perfetto.dev\n"
     "  --perfetto-steps A,B  steps to export (default: slowest and fastest)\n"
+    "  --plan                rank the mitigations (as strag plan) in every\n"
+    "                        output\n"
+    "  --layers N|a,b,...    transformer layers, in all or per stage, for the\n"
+    "                        stage repartition (default: the metadata's\n"
+    "                        num_layers / layers_per_stage)\n"
+    "  --checkpoint-interval-min M  minutes between checkpoints: a restart\n"
+    "                        loses half (default 60)\n"
+    "  --restart-min M       minutes a restart takes (default 10)\n"
     "  --quiet               print nothing (with --json)\n"
     "  FILE of --json, --html, --perfetto: '-' is standard output (one of\n"
     "  them at most; the summary then goes to stderr). Every output is whole\n"
@@ -93,15 +103,75 @@ Result<std::vector<int64_t>> ParseSteps(std::string_view text) {
   return out;
 }
 
+// --layers: "64" or "8,8,9,7" (positive counts).
+Result<std::vector<int32_t>> ParseLayers(std::string_view text) {
+  std::vector<int32_t> out;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view()
+                                           : text.substr(comma + 1);
+    int32_t n = 0;
+    const auto [ptr, ec] =
+        std::from_chars(item.data(), item.data() + item.size(), n);
+    if (ec != std::errc() || ptr != item.data() + item.size() || n < 1 ||
+        n > (1 << 20)) {
+      return InvalidInput("flag --layers: \"" + std::string(item) +
+                          "\" is not a layer count (1 to 1048576)");
+    }
+    out.push_back(n);
+  }
+  if (out.empty()) return InvalidInput("flag --layers: no layer count");
+  return out;
+}
+
+// A time flag in minutes, in [0, 1e6].
+Result<double> Minutes(const Flags& flags, const char* name, double fallback) {
+  ASSIGN_OR_RETURN(std::optional<double> v, flags.GetDouble(name));
+  if (!v) return fallback;
+  if (!(*v >= 0 && *v <= 1e6)) {
+    return InvalidInput(std::string("flag --") + name +
+                        ": must be between 0 and 1000000 minutes");
+  }
+  return *v;
+}
+
 }  // namespace
+
+Result<std::optional<report::PlanOptions>> ParsePlanOptions(const Flags& flags,
+                                                            bool always) {
+  const bool given = flags.Has("layers") ||
+                     flags.Has("checkpoint-interval-min") ||
+                     flags.Has("restart-min");
+  if (!always && !flags.Has("plan")) {
+    if (given) {
+      return InvalidInput(
+          "flags --layers, --checkpoint-interval-min and --restart-min need "
+          "--plan (or strag plan)");
+    }
+    return std::optional<report::PlanOptions>();
+  }
+  report::PlanOptions o;
+  if (auto layers = flags.Get("layers")) {
+    ASSIGN_OR_RETURN(o.layers, ParseLayers(*layers));
+  }
+  ASSIGN_OR_RETURN(const double ckpt,
+                   Minutes(flags, "checkpoint-interval-min", 60));
+  ASSIGN_OR_RETURN(const double restart, Minutes(flags, "restart-min", 10));
+  o.checkpoint_interval_s = 60 * ckpt;
+  o.restart_s = 60 * restart;
+  return std::optional<report::PlanOptions>(o);
+}
 
 void AddReportFlags(FlagSpec* spec) {
   for (const char* f :
        {"json", "html", "perfetto", "perfetto-steps", "fix", "unfix", "pool",
-        "top", "threads", "gpus", "days", "hours", "usd-per-gpu-hour"}) {
+        "top", "threads", "gpus", "days", "hours", "usd-per-gpu-hour",
+        "layers", "checkpoint-interval-min", "restart-min"}) {
     spec->with_value.insert(f);
   }
   spec->booleans.insert("quiet");
+  spec->booleans.insert("plan");
 }
 
 Result<std::optional<double>> UsdPerGpuHour(const Flags& flags) {
@@ -134,6 +204,7 @@ Result<report::ReportOptions> ParseReportOptions(const Flags& flags,
   if (!(o.run_days > 0)) {
     return InvalidInput("flags --days / --hours: must be positive");
   }
+  ASSIGN_OR_RETURN(o.plan, ParsePlanOptions(flags, false));
   o.timelines = flags.Has("perfetto");
   if (auto steps = flags.Get("perfetto-steps")) {
     ASSIGN_OR_RETURN(o.timeline_steps, ParseSteps(*steps));
@@ -164,14 +235,16 @@ Status CheckTimelineSteps(const report::ReportOptions& options, int64_t first,
 }
 
 Status WriteReport(const Flags& flags, const report::Report& report,
-                   OutputFiles* out) {
+                   OutputFiles* out, ReportView view) {
+  const bool plan = view == ReportView::kPlan;
   for (const std::string& w : report.warnings) {
     std::fprintf(stderr, "strag: warning: %s\n", Printable(w).c_str());
   }
   // Everything rendered first: nothing is written when a renderer fails.
   std::vector<std::pair<std::string, std::string>> files;
   if (auto json = flags.Get("json")) {
-    files.emplace_back(*json, report::RenderAnalysisJson(report));
+    files.emplace_back(*json, plan ? report::RenderPlanJson(report)
+                                   : report::RenderAnalysisJson(report));
   }
   if (auto html = flags.Get("html")) {
     files.emplace_back(*html, report::RenderHtmlReport(report));
@@ -186,9 +259,11 @@ Status WriteReport(const Flags& flags, const report::Report& report,
   RETURN_IF_ERROR(out->Commit());
   if (!flags.Has("quiet")) {
     FILE* summary = out->uses_stdout() ? stderr : stdout;
-    const std::string text = report::RenderTerminalSummary(
-        report,
-        {.top = static_cast<int>(top.value_or(5)), .color = UseColor(summary)});
+    const std::string text =
+        plan ? report::RenderPlanSummary(report, UseColor(summary))
+             : report::RenderTerminalSummary(
+                   report, {.top = static_cast<int>(top.value_or(5)),
+                            .color = UseColor(summary)});
     std::fputs(text.c_str(), summary);
   }
   return Status::Ok();

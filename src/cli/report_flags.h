@@ -21,7 +21,8 @@ namespace strag::cli {
 
 // Adds the report flags to `spec`: --json --html --perfetto
 // --perfetto-steps --fix --unfix --pool --top --threads --gpus --days
-// --hours --usd-per-gpu-hour, and --quiet.
+// --hours --usd-per-gpu-hour, --plan --layers --checkpoint-interval-min
+// --restart-min, and --quiet.
 void AddReportFlags(FlagSpec* spec);
 
 // The usage lines of the report flags (for each command's --help).
@@ -41,12 +42,22 @@ Status DeclareReportOutputs(const Flags& flags, OutputFiles* out);
 Status CheckTimelineSteps(const report::ReportOptions& options, int64_t first,
                           int64_t last);
 
+// What the outputs show: the analysis (`strag analyze`, `simulate
+// --analyze`), or the plan (`strag plan`: the summary is the plan, --json
+// is strag.plan/1).
+enum class ReportView { kAnalysis, kPlan };
+
+// The planner's options: set with --plan, or `always` (strag plan); the
+// plan-only flags without them are an error.
+Result<std::optional<report::PlanOptions>> ParsePlanOptions(const Flags& flags,
+                                                            bool always);
+
 // Renders the report's files, writes them to `out` and commits every output
 // of `out` (all or none); then, unless --quiet, prints the summary: to
 // stdout, or to stderr when an output is stdout ("-"). The report's warnings
 // go to stderr first.
 Status WriteReport(const Flags& flags, const report::Report& report,
-                   OutputFiles* out);
+                   OutputFiles* out, ReportView view = ReportView::kAnalysis);
 
 // --usd-per-gpu-hour, checked (>= 0).
 Result<std::optional<double>> UsdPerGpuHour(const Flags& flags);

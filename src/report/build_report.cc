@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "base/f32.h"
+#include "mitigate/planner.h"
 #include "report/input_checks.h"
 #include "report/report.h"
 
@@ -45,7 +48,73 @@ Result<econ::StepCost> JobCost(const ReportInput& in,
   return cost;
 }
 
+// The plan of the analysed job, priced like the report.
+Result<mitigate::Plan> PlanOf(const ReportInput& in, const Report& report,
+                              const ReportOptions& options) {
+  ASSIGN_OR_RETURN(std::vector<int32_t> layers,
+                   PlanLayers(*options.plan, in.meta));
+  const int64_t per_worker =
+      in.prepared.layout == whatif::Layout::kMegatron
+          ? int64_t{std::max(in.meta.tp, 1)} * std::max(in.meta.cp, 1)
+          : 1;
+  const mitigate::JobView job{
+      .trace = in.prepared,
+      .result = report.result,
+      .diagnosis = report.diagnosis,
+      .meta = in.meta,
+      .econ = {.gpus = report.cost.gpus,
+               .usd_per_gpu_hour = report.cost.usd_per_gpu_hour,
+               .gpus_per_node = GpusPerNode(in.meta),
+               .gpus_per_worker = per_worker,
+               .horizon_hours = 24 * options.run_days,
+               .checkpoint_interval_s = options.plan->checkpoint_interval_s,
+               .restart_s = options.plan->restart_s},
+      .layers = std::move(layers),
+  };
+  return mitigate::MakePlan(job, options.whatif.threads);
+}
+
+// "8,8,9,7", "[8, 8, 9, 7]" or "64": positive integers.
+Result<std::vector<int32_t>> ParseLayerList(std::string_view text,
+                                            std::string_view what) {
+  std::vector<int32_t> out;
+  std::string item;
+  auto flush = [&]() -> Status {
+    if (item.empty()) return Status::Ok();
+    char* end = nullptr;
+    const long n = std::strtol(item.c_str(), &end, 10);
+    if (*end != 0 || n < 1 || n > (1 << 20)) {
+      return InvalidInput(std::string(what) + ": \"" + item +
+                          "\" is not a layer count (1 to 1048576)");
+    }
+    out.push_back(static_cast<int32_t>(n));
+    item.clear();
+    return Status::Ok();
+  };
+  for (char c : text) {
+    if (c == ',' || c == ' ' || c == '[' || c == ']') {
+      RETURN_IF_ERROR(flush());
+    } else {
+      item.push_back(c);
+    }
+  }
+  RETURN_IF_ERROR(flush());
+  if (out.empty()) return InvalidInput(std::string(what) + ": no layer count");
+  return out;
+}
+
 }  // namespace
+
+Result<std::vector<int32_t>> PlanLayers(const PlanOptions& options,
+                                        const trace::JobMeta& meta) {
+  if (!options.layers.empty()) return options.layers;
+  for (const char* key : {"layers_per_stage", "num_layers"}) {
+    for (const auto& [k, value] : meta.raw) {
+      if (k == key) return ParseLayerList(value, std::string("metadata ") + key);
+    }
+  }
+  return std::vector<int32_t>{};
+}
 
 int32_t GpusPerNode(const trace::JobMeta& meta) {
   for (const auto& [key, value] : meta.raw) {
@@ -122,6 +191,11 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
           whatif::BuildTimeline(in.prepared, k, result.ideal_node_cost));
       report.timelines.push_back(std::move(t));
     }
+  }
+  if (options.plan) {
+    Result<mitigate::Plan> plan = PlanOf(in, report, options);
+    if (!plan.ok()) return plan.status().WithContext(in.source);
+    report.plan = std::move(plan).value();
   }
   for (std::string& w : meta_warnings) report.warnings.push_back(std::move(w));
   report.source = std::move(in.source);

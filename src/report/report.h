@@ -20,6 +20,7 @@
 #include "base/status.h"
 #include "diagnose/diagnosis.h"
 #include "econ/step_cost.h"
+#include "mitigate/plan.h"
 #include "report/input_notes.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
@@ -42,6 +43,15 @@ struct ReportInput {
   std::string coverage = {};
 };
 
+// The planner's options (`--plan`, `strag plan`).
+struct PlanOptions {
+  // Transformer layers: the total (split evenly) or per stage; empty: the
+  // metadata's num_layers / layers_per_stage, else unknown.
+  std::vector<int32_t> layers = {};
+  double checkpoint_interval_s = 3600;  // progress lost on a restart: half
+  double restart_s = 600;               // stop, reschedule, load, warm up
+};
+
 struct ReportOptions {
   whatif::WhatIfOptions whatif = {};  // ideal pool, fix / unfix, threads
   // The job's price and size: GPUs (default: its world size), dollars per
@@ -53,6 +63,8 @@ struct ReportOptions {
   // slowest and the fastest step).
   bool timelines = false;
   std::vector<int64_t> timeline_steps = {};
+  // The ranked mitigations (mitigate/planner.h); none when absent.
+  std::optional<PlanOptions> plan = {};
 };
 
 struct Report {
@@ -66,6 +78,7 @@ struct Report {
   // absent without steps.
   std::optional<whatif::Timeline> slowest_step;
   std::vector<whatif::Timeline> timelines;  // ReportOptions::timelines
+  std::optional<mitigate::Plan> plan;       // ReportOptions::plan
   // Found while building: what in the metadata the trace contradicts.
   std::vector<std::string> warnings;
 };
@@ -83,6 +96,12 @@ Result<std::vector<size_t>> ChooseSteps(const whatif::PreparedTrace& trace,
 
 // The metadata's gpus_per_node, else 8.
 int32_t GpusPerNode(const trace::JobMeta& meta);
+
+// The layers the plan uses: the options', else the metadata's
+// layers_per_stage ("8,8,9,7" or "[8, 8, 9, 7]") or num_layers. kInvalidInput
+// for a metadata value that is not a list of positive integers.
+Result<std::vector<int32_t>> PlanLayers(const PlanOptions& options,
+                                        const trace::JobMeta& meta);
 
 }  // namespace strag::report
 

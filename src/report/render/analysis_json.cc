@@ -5,6 +5,7 @@
 #include <span>
 
 #include "base/json_writer.h"
+#include "report/render/plan_json.h"
 
 namespace strag::report {
 namespace {
@@ -176,7 +177,7 @@ void WriteInput(JsonWriter* w, const InputNotes& in) {
 std::string Render(const WhatIfResult& r, const trace::JobMeta& meta,
                    const econ::StepCost& cost,
                    const diagnose::Diagnosis* diagnosis,
-                   const InputNotes* input) {
+                   const InputNotes* input, const mitigate::Plan* plan) {
   JsonWriter w;
   w.BeginObject();
   w.FieldString("schema", "strag.analysis/1");
@@ -237,6 +238,10 @@ std::string Render(const WhatIfResult& r, const trace::JobMeta& meta,
   w.EndObject();
   w.Field("replay_self_test_max_error", r.self_test_max_error_s);
   if (diagnosis) WriteReport(&w, *diagnosis, cost);
+  if (plan) {
+    w.Key("plan");
+    WritePlan(&w, *plan);
+  }
   w.EndObject();
   return w.str() + "\n";
 }
@@ -245,7 +250,8 @@ std::string Render(const WhatIfResult& r, const trace::JobMeta& meta,
 
 std::string RenderAnalysisJson(const Report& report) {
   return Render(report.result, report.meta, report.cost, &report.diagnosis,
-                report.notes ? &*report.notes : nullptr);
+                report.notes ? &*report.notes : nullptr,
+                report.plan ? &*report.plan : nullptr);
 }
 
 }  // namespace strag::report

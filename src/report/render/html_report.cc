@@ -15,6 +15,8 @@
 #include "trace/op_type.h"
 
 #include "base/str_format.h"
+#include "report/render/plan_html.h"
+#include "report/render/plan_text.h"
 
 namespace strag::report {
 namespace {
@@ -42,12 +44,7 @@ std::string ReplaceBytes(std::string_view text, std::string_view from,
   return out;
 }
 
-// Text for an HTML element or a quoted attribute.
-std::string Escape(std::string_view text) {
-  static constexpr std::string_view kTo[] = {"&amp;", "&lt;", "&gt;", "&quot;",
-                                             "&#39;"};
-  return ReplaceBytes(text, "&<>\"'", kTo);
-}
+std::string Escape(std::string_view text) { return HtmlEscape(text); }
 
 // JSON that can sit inside <script>: '<', '>' and '&' only occur in JSON
 // strings, where their \u escapes mean the same.
@@ -325,9 +322,14 @@ void Summary(std::string* out, const Report& in) {
   OnCallItems(out, in);
   MetricItems(out, in);
   *out +=
-      "</dl>\n<p class=\"note\">Next: balance the work, find where "
-      "synchronization waits, separate compute from communication, "
-      "persistent or transient, then choose a mitigation.</p>\n";
+      "</dl>\n";
+  const std::string next = in.plan ? NextStep(*in.plan) : "";
+  *out += next.empty()
+              ? "<p class=\"note\">Next: balance the work, find where "
+                "synchronization waits, separate compute from communication, "
+                "persistent or transient, then choose a mitigation.</p>\n"
+              : "<p class=\"note\" id=\"next\">Next: " + Escape(next) +
+                    " (<a href=\"#plan\">plan</a>).</p>\n";
 }
 
 void Findings(std::string* out, const diagnose::Diagnosis& d) {
@@ -499,6 +501,12 @@ void InputSection(std::string* out, const InputNotes& in) {
 
 }  // namespace
 
+std::string HtmlEscape(std::string_view text) {
+  static constexpr std::string_view kTo[] = {"&amp;", "&lt;", "&gt;", "&quot;",
+                                             "&#39;"};
+  return ReplaceBytes(text, "&<>\"'", kTo);
+}
+
 std::string RenderHtmlReport(const Report& in) {
   std::string out;
   out.reserve(web_assets::EchartsJs().size() + (1 << 16));
@@ -509,6 +517,7 @@ std::string RenderHtmlReport(const Report& in) {
   Findings(&out, in.diagnosis);
   Charts(&out, in.result);
   RankedWorkers(&out, in.result);
+  if (in.plan) out += PlanHtmlSection(*in.plan);
   TimelineSection(&out, in);
   Scripts(&out, in);
   return out;

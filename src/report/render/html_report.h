@@ -24,6 +24,9 @@ inline constexpr size_t kMaxTimelineWorkers = 48;
 // Cost O(workers + steps + timeline ops) plus the inlined assets (~1.2 MB).
 std::string RenderHtmlReport(const Report& report);
 
+// Text for an HTML element or a quoted attribute.
+std::string HtmlEscape(std::string_view text);
+
 // The assets inlined into every report (generated source, see
 // cmake/echarts.cmake).
 namespace web_assets {

@@ -11,6 +11,8 @@
 #include "base/f32.h"
 
 #include "base/str_format.h"
+#include "report/render/plan_text.h"
+#include "report/render/text_units.h"
 
 namespace strag::report {
 namespace {
@@ -19,12 +21,6 @@ using whatif::Counterfactual;
 using whatif::Decomposition;
 using whatif::WhatIfResult;
 
-
-// "420.2 ms" below a second, "46.34 s" above.
-std::string Duration(double seconds) {
-  if (std::abs(seconds) < 1.0) return StrFormat("%.1f ms", seconds * 1e3);
-  return StrFormat("%.2f s", seconds);
-}
 
 // Indices of `values` sorted descending (ties: first index first).
 std::vector<size_t> Descending(const std::vector<double>& values) {
@@ -79,7 +75,8 @@ std::string Paint(const std::string& text, const char* colour, bool on) {
 
 // The on-call block: what is lost, who everyone waits for, why.
 void OnCall(std::string* out, const diagnose::Diagnosis& d,
-            const econ::StepCost& cost, bool color, bool ranks) {
+            const econ::StepCost& cost, const mitigate::Plan* plan, bool color,
+            bool ranks) {
   const diagnose::Straggler& s = d.largest_straggler;
   if (cost.gpus > 0) {
     *out += StrFormat("  job utilization %.1f%%; dominant cause: %s\n",
@@ -116,10 +113,12 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
                    std::string(diagnose::CauseName(f.cause)).c_str(),
                    f.confidence, f.evidence.c_str());
   }
-  *out +=
-      "  next: balance the work, find where synchronization waits, separate "
-      "compute from communication, persistent or transient, then choose a "
-      "mitigation\n\n";
+  const std::string next = plan ? NextStep(*plan) : "";
+  *out += next.empty()
+              ? "  next: balance the work, find where synchronization waits, "
+                "separate compute from communication, persistent or "
+                "transient, then choose a mitigation\n\n"
+              : "  next: " + next + " (plan below)\n\n";
 }
 
 // Where the numbers come from: files, what was skipped, clock alignment,
@@ -196,7 +195,8 @@ std::string RenderTerminalSummary(const Report& report,
   }
   if (report.notes) Input(&out, *report.notes);
   out += "\n";
-  OnCall(&out, report.diagnosis, cost, options.color, ranks);
+  OnCall(&out, report.diagnosis, cost,
+         report.plan ? &*report.plan : nullptr, options.color, ranks);
   const double t = PairwiseMean(r.step_t_replayed);
   const double obs = PairwiseMean(r.step_t_observed);
   const double ideal = r.step_t_ideal.empty() ? 0.0 : r.step_t_ideal[0];
@@ -282,6 +282,10 @@ std::string RenderTerminalSummary(const Report& report,
                   static_cast<long long>(r.steps[s]), r.slowdown_per_step[s],
                   Duration(r.step_t_observed[s]).c_str(),
                   Duration(r.step_t_replayed[s]).c_str());
+  }
+  if (report.plan) {
+    out += "\n";
+    AppendPlanSection(*report.plan, options.color, &out);
   }
   return out;
 }

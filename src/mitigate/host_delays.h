@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// Host delays: the launch delays of compute ops above what the op usually
+// waits (a comm op's launch delay says when it was posted, not that the
+// host paused), split into
+// input stalls (before a worker's first forward of a step, or host time the
+// trace names as data loading) and pauses (the rest: GC, Python). Shared by
+// planned_gc and input_pipeline.
+
+#ifndef STRAG_SRC_MITIGATE_HOST_DELAYS_H_
+#define STRAG_SRC_MITIGATE_HOST_DELAYS_H_
+
+#include <vector>
+
+#include "mitigate/job_view.h"
+
+namespace strag::mitigate {
+
+// A delay counts from 5 ms above its op's median launch delay (the
+// diagnosis' pause threshold).
+inline constexpr float kHostDelayS = 0.005f;
+
+struct HostDelays {
+  // Per slot [node * instances + instance]: the excess over the op's
+  // median launch delay, split.
+  std::vector<float> stall;  // input stalls
+  std::vector<float> pause;  // pauses
+  std::vector<float> median;  // per node: its median launch delay
+  // Per (cell, step) [cell * steps + step], s.
+  std::vector<double> stall_per_step;
+  std::vector<double> pause_per_step;
+};
+
+HostDelays FindHostDelays(const whatif::PreparedTrace& trace,
+                          const Cells& cells);
+
+}  // namespace strag::mitigate
+
+#endif  // STRAG_SRC_MITIGATE_HOST_DELAYS_H_

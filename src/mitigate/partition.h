@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// The partitioning algorithms of the balancing policies (reference:
+// mitigations.md §1.2, §2.2, §5.1). Pure functions over costs.
+
+#ifndef STRAG_SRC_MITIGATE_PARTITION_H_
+#define STRAG_SRC_MITIGATE_PARTITION_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace strag::mitigate {
+
+// Items split into k bins.
+struct Partition {
+  std::vector<int32_t> bin;   // per item: its bin
+  std::vector<double> load;   // per bin: the sum of its items
+  double makespan = 0;        // max load
+  double lower_bound = 0;     // max(sum / k, max item): no split does better
+  // achieved / lower bound - 1: how far from optimal at most.
+  double Gap() const {
+    return lower_bound > 0 ? makespan / lower_bound - 1 : 0;
+  }
+};
+
+// Longest processing time first (Graham): items by cost, descending, each
+// to the least loaded bin. O(n log n + n log k). Ties go to the lower bin.
+Partition LptPartition(std::span<const double> cost, int32_t k);
+
+// Karmarkar-Karp largest differencing, k-way: every item a k-tuple, the two
+// tuples of largest spread merged (largest subset with smallest) until one
+// is left. O(n log n + n k log k).
+Partition KarmarkarKarp(std::span<const double> cost, int32_t k);
+
+// The better (smaller makespan) of LPT and KK, as the balancing policy uses.
+Partition BestPartition(std::span<const double> cost, int32_t k);
+
+// Min-max contiguous partition of a chain of items into exactly `parts`
+// non-empty parts (chains-on-chains; needs items.size() >= parts). Returns
+// the number of items of each part. Among the optimal partitions, the later
+// parts are filled first (less activation memory on the first stages).
+// Exact: the bottleneck is found by bisection to a relative 1e-13 and is a
+// sum of contiguous items. O(n log(1/eps)).
+std::vector<int32_t> MinMaxContiguous(std::span<const double> items,
+                                      int32_t parts);
+
+// Greedy min-max allocation of `units` identical units over workers whose
+// time for n units is (n + offset) * unit_time[i] (1F1B: offset = p - 1):
+// every worker gets at least one, then each unit goes to the worker whose
+// time after taking it is least. Optimal for min-max. O(units log n).
+std::vector<int32_t> GreedyUnits(std::span<const double> unit_time,
+                                 int64_t units, double offset);
+
+}  // namespace strag::mitigate
+
+#endif  // STRAG_SRC_MITIGATE_PARTITION_H_

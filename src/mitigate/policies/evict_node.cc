@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// evict_node: replace the node of the worst worker with a spare (reference:
+// mitigations.md §5). Every op of the node's workers takes the median of the
+// same op on their DP peers in the same step (a typical machine doing the
+// same work), the ideal value without peers. Costs a restart and the
+// progress since the last checkpoint (half an interval on average).
+
+#include <algorithm>
+#include <set>
+
+#include "base/median.h"
+#include "base/str_format.h"
+#include "mitigate/policies/policies.h"
+#include "mitigate/worker_work.h"
+
+namespace strag::mitigate {
+namespace {
+
+class EvictNode final : public Policy {
+ public:
+  std::string_view name() const override { return "evict_node"; }
+  Family family() const override { return Family::kOperational; }
+
+  Applicability Check(const JobView& job, const Cells& cells) const override {
+    if (cells.all().size() < 2 || job.result.workers.empty()) {
+      return {false, "one traced worker: nothing to compare a replacement with"};
+    }
+    return {true, ""};
+  }
+
+  std::vector<Proposal> Propose(const JobView& job, const Cells& cells,
+                                std::string* why) const override {
+    const whatif::PreparedTrace& t = job.trace;
+    const int32_t worst = job.result.workers.front().rank;
+    int32_t node = -1;
+    for (const Cell& c : cells.all()) {
+      if (c.place.rank == worst) node = c.place.node;
+    }
+    std::vector<uint8_t> evicted(cells.all().size(), 0);
+    std::set<int32_t> ranks;
+    size_t count = 0;
+    for (size_t c = 0; c < cells.all().size(); ++c) {
+      if (cells.all()[c].place.node == node) {
+        evicted[c] = 1;
+        ranks.insert(cells.all()[c].place.rank);
+        ++count;
+      }
+    }
+    if (count == cells.all().size()) {
+      *why = "every traced worker is on node " + std::to_string(node) +
+             ": no other machine to compare a replacement with";
+      return {};
+    }
+    Proposal p;
+    Rewrite& rw = p.rewrite;
+    rw.cost.assign(t.cost.begin(), t.cost.end());
+    std::vector<double> costs;
+    const size_t inst = t.num_instances();
+    for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+      for (size_t i = 0; i < inst; ++i) {
+        if (!evicted[cells.IndexOf(i, v)]) continue;
+        costs.clear();
+        for (auto [u, j] : PeerSlots(t, cells, v, i, evicted)) {
+          costs.push_back(t.cost[t.Slot(u, j)]);
+        }
+        rw.cost[t.Slot(v, i)] =
+            costs.empty() ? job.result.ideal_node_cost[v] : Median(&costs);
+      }
+    }
+    const int32_t gpn = job.econ.gpus_per_node;
+    std::string rank_text;
+    if (t.layout == whatif::Layout::kMegatron) {
+      rank_text = StrFormat("ranks %d-%d", node * gpn, node * gpn + gpn - 1);
+    } else {
+      for (int32_t r : ranks) {
+        rank_text += (rank_text.empty() ? "rank " : ", ") + std::to_string(r);
+      }
+    }
+    p.action = StrFormat("replace node %d (%s) with a spare and restart from "
+                         "the last checkpoint",
+                         node, rank_text.c_str());
+    p.params = StrFormat("node=%d", node);
+    const whatif::Counterfactual& mw = job.result.fix_worst_workers;
+    p.evidence = StrFormat(
+        "rank %d is the worst worker (score %.3f); fixing the worst %zu "
+        "worker(s) recovers M_W = %.2f of the slowdown",
+        worst, job.result.workers.front().score, mw.ranks.size(), mw.rem);
+    p.effects.restart = true;
+    p.effects.downtime_s =
+        job.econ.restart_s + 0.5 * job.econ.checkpoint_interval_s;
+    p.effects.semantics = Semantics::kIdentical;
+    if (job.diagnosis.persistence_known && !job.diagnosis.persistent) {
+      p.effects.caveat =
+          "the slowdown is transient: a replacement pays only if it lasts "
+          "past the break-even time";
+    }
+    std::vector<Proposal> out;
+    out.push_back(std::move(p));
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> NewEvictNode() { return std::make_unique<EvictNode>(); }
+
+}  // namespace strag::mitigate

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// planned_gc: disable automatic GC and collect on every rank at the same
+// step boundary every N steps (reference: mitigations.md §3). The measured
+// pauses are removed (each launch delay back to its op's median) and one
+// synchronised collection of the pauses' median length g is added every N
+// steps, amortised: g / N per step (the cost formula of §3.3). N is the
+// ranks' own interval between pauses, so that as much garbage builds up
+// between collections as today: the peak memory stays where it is.
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "base/median.h"
+#include "base/str_format.h"
+#include "mitigate/host_delays.h"
+#include "mitigate/policies/policies.h"
+
+namespace strag::mitigate {
+namespace {
+
+class PlannedGc final : public Policy {
+ public:
+  std::string_view name() const override { return "planned_gc"; }
+  Family family() const override { return Family::kBalance; }
+
+  Applicability Check(const JobView&, const Cells&) const override {
+    return {true, ""};
+  }
+
+  std::vector<Proposal> Propose(const JobView& job, const Cells& cells,
+                                std::string* why) const override {
+    const whatif::PreparedTrace& t = job.trace;
+    const HostDelays h = FindHostDelays(t, cells);
+    std::vector<double> pauses;
+    std::set<int32_t> ranks;
+    const size_t steps = t.steps.size();
+    for (size_t at = 0; at < h.pause_per_step.size(); ++at) {
+      if (h.pause_per_step[at] >= kHostDelayS) {
+        pauses.push_back(h.pause_per_step[at]);
+        ranks.insert(cells.all()[at / steps].place.rank);
+      }
+    }
+    if (pauses.empty()) {
+      *why = "no host pauses in the trace (no launch delay 5 ms above its "
+             "op's median outside the input stalls)";
+      return {};
+    }
+    const double total = [&] {
+      double s = 0;
+      for (double x : pauses) s += x;
+      return s;
+    }();
+    const double longest = *std::max_element(pauses.begin(), pauses.end());
+    const double g = Median(&pauses);
+    // Pauses per worker and step; one collection every `every` steps.
+    const double rate = static_cast<double>(pauses.size()) /
+                        static_cast<double>(h.pause_per_step.size());
+    const auto every =
+        static_cast<int64_t>(std::max(1.0, std::round(1.0 / rate)));
+    Proposal p;
+    Rewrite& rw = p.rewrite;
+    rw.launch_delay.assign(t.launch_delay.begin(), t.launch_delay.end());
+    for (size_t slot = 0; slot < rw.launch_delay.size(); ++slot) {
+      rw.launch_delay[slot] -= h.pause[slot];
+    }
+    rw.added_step_s = g / static_cast<double>(every);
+    p.action = StrFormat(
+        "gc.disable(); gc.collect() on every rank every %lld steps "
+        "(Megatron --manual-gc --manual-gc-interval %lld)",
+        static_cast<long long>(every), static_cast<long long>(every));
+    p.params = StrFormat("every=%lld,pause_ms=%.1f",
+                         static_cast<long long>(every), g * 1e3);
+    p.evidence = StrFormat(
+        "%zu host pauses on %zu rank(s) (median %.1f ms, longest %.1f ms, "
+        "%.1f ms per step in all): each rank pauses every %.1f steps; a "
+        "synchronised collection costs %.1f ms every %lld steps",
+        pauses.size(), ranks.size(), g * 1e3, longest * 1e3,
+        total / static_cast<double>(steps) * 1e3, 1.0 / rate, g * 1e3,
+        static_cast<long long>(every));
+    p.effects.restart = true;
+    p.effects.downtime_s = job.econ.restart_s;
+    p.effects.semantics = Semantics::kIdentical;
+    p.effects.caveat =
+        "the interval is the ranks' own, so memory peaks as today; a longer "
+        "one saves more only if the memory growth between collections fits";
+    std::vector<Proposal> out;
+    out.push_back(std::move(p));
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> NewPlannedGc() { return std::make_unique<PlannedGc>(); }
+
+}  // namespace strag::mitigate

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// What each traced worker does per step, and who its peers are: the facts
+// several policies share (the compute of a worker in a step, its persistent
+// speed against its stage, the same op on the other workers of its stage).
+
+#ifndef STRAG_SRC_MITIGATE_WORKER_WORK_H_
+#define STRAG_SRC_MITIGATE_WORKER_WORK_H_
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mitigate/job_view.h"
+
+namespace strag::mitigate {
+
+// Compute time (s) of every cell in every step, [cell * steps + step].
+std::vector<double> ComputePerStep(const whatif::PreparedTrace& trace,
+                                   const Cells& cells);
+
+// Per cell: its speed against its PP stage: the median over steps of its
+// compute over the mean compute of its stage's cells in the step (1: a
+// typical worker, 2: twice as slow). A persistent property of the machine,
+// which moving work between workers does not change.
+std::vector<double> SpeedFactors(const whatif::PreparedTrace& trace,
+                                 const Cells& cells,
+                                 const std::vector<double>& per_step);
+
+// The slots (node, instance) of the same op in the same step on the other
+// workers of the cell's PP stage (its DP peers), excluding cells marked in
+// `skip` (indexed by cell).
+std::vector<std::pair<graph::NodeId, size_t>> PeerSlots(
+    const whatif::PreparedTrace& trace, const Cells& cells, graph::NodeId v,
+    size_t instance, const std::vector<uint8_t>& skip);
+
+// Why the replay cannot run DP replicas as lanes of their own ("" when it
+// can): the policies that add, drop or decouple replicas need an ops CSV or
+// a simulated job (a profiler trace's replicas are sets of ranks).
+std::string ReplicaLanesMissing(const whatif::PreparedTrace& trace);
+
+// Microbatches per step of a DP replica (forwards of stage 0 per chunk).
+int32_t Microbatches(const whatif::PreparedTrace& trace);
+
+}  // namespace strag::mitigate
+
+#endif  // STRAG_SRC_MITIGATE_WORKER_WORK_H_
