@@ -4,7 +4,7 @@ ASAN_DIR ?= build-asan
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build build-all demo test test-asan fuzz update-golden bench bench-accuracy format clean
+.PHONY: all deps configure build build-all demo test test-asan fuzz update-golden bench bench-accuracy bench-plan format clean
 
 all: build
 
@@ -58,6 +58,11 @@ bench-accuracy: build
 	/usr/bin/python3 bench/accuracy/score.py ./$(BUILD_DIR)/strag --reruns 3
 	python3 bench/accuracy/sim_twins.py ./$(BUILD_DIR)/strag --random 40 \
 	  --doc docs/accuracy.md || true
+
+# The planner's predictions against the simulator running each fix;
+# rewrites the table of docs/plan.md (bench/plan/plan_truth.py).
+bench-plan: build
+	python3 bench/plan/plan_truth.py ./$(BUILD_DIR)/strag --check --doc docs/plan.md
 
 format:
 	find src tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host delays: the launch delays of compute ops above what the op usually
 // waits (a comm op's launch delay says when it was posted, not that the
-// host paused), split into
-// input stalls (before a worker's first forward of a step, or host time the
-// trace names as data loading) and pauses (the rest: GC, Python). Shared by
-// planned_gc and input_pipeline.
+// host paused), split into input stalls and pauses (GC, Python). Profiler
+// traces name data loading; in an ops CSV a stall delays a worker's first
+// forward of a step, where a pause also falls one time in F (F forwards per
+// step): the job's pauses at the other forwards say how many of a worker's
+// first-forward delays are pauses. Shared by planned_gc and input_pipeline.
 
 #ifndef STRAG_SRC_MITIGATE_HOST_DELAYS_H_
 #define STRAG_SRC_MITIGATE_HOST_DELAYS_H_

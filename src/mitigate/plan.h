@@ -13,6 +13,14 @@
 
 namespace strag::mitigate {
 
+// Another parameter of the same policy, priced the same way.
+struct Alternative {
+  std::string action, params;
+  double step_s = 0;
+  double net_gpu_hours = 0;
+  bool within_noise = false;
+};
+
 struct PlanRow {
   std::string policy;
   Family family = Family::kBalance;
@@ -32,6 +40,9 @@ struct PlanRow {
   double break_even_hours = 0;  // one-off cost / saving rate; 0: none
   bool within_noise = false;    // the gain is inside the error band
   SideEffects effects;
+  // The policy's other proposals (e.g. other backup counts), in the order
+  // proposed; the row is the one with the most net GPU-hours.
+  std::vector<Alternative> alternatives;
 };
 
 struct SkippedPolicy {

@@ -196,18 +196,27 @@ Result<Plan> MakePlan(const JobView& job, size_t threads) {
     }
     std::string why;
     std::vector<Proposal> proposals = policy.Propose(job, cells, &why);
+    std::vector<PlanRow> rows;
     for (Proposal& p : proposals) {
       RewriteReplayer* replayer = replayers[worker].get();
       const std::vector<double> replayed = replayer->Replayed(p.rewrite);
       const std::vector<double> predicted =
           Predicted(p.rewrite, base, replayed, replayer);
       p.rewrite = Rewrite{};  // the arrays are not needed any more
-      PlanRow row = Price(policy, std::move(p), predicted, replayed, base,
-                          job.econ, plan.band_s);
-      if (!out.row || row.net_gpu_hours > out.row->net_gpu_hours) {
-        out.row = std::move(row);
-      }
+      rows.push_back(Price(policy, std::move(p), predicted, replayed, base,
+                           job.econ, plan.band_s));
     }
+    size_t best = 0;
+    for (size_t j = 1; j < rows.size(); ++j) {
+      if (rows[j].net_gpu_hours > rows[best].net_gpu_hours) best = j;
+    }
+    for (size_t j = 0; j < rows.size(); ++j) {
+      if (j == best) continue;
+      rows[best].alternatives.push_back({rows[j].action, rows[j].params,
+                                         rows[j].step_s, rows[j].net_gpu_hours,
+                                         rows[j].within_noise});
+    }
+    if (!rows.empty()) out.row = std::move(rows[best]);
     if (!out.row) out.skipped = why.empty() ? "no proposal" : why;
   });
   for (size_t k = 0; k < policies.size(); ++k) {

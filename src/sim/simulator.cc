@@ -389,6 +389,14 @@ class JobFiller {
         int32_t where = 0;
         if (st.planned_every > 0) {
           if (step % st.planned_every != 0) continue;
+          // A synchronised collection runs on every rank at once at the
+          // step boundary: a later stage's first forward waits for its
+          // input, which comes after the pause, so only the first stage's
+          // shows it (a launch delay there would add up along the pipe).
+          if (s > 0) {
+            any = true;
+            continue;
+          }
         } else {
           bool paused = false;
           for (int64_t g = 0; g < group && !paused; ++g) {
@@ -755,6 +763,17 @@ trace::JobMeta MetaOf(const SimulatedJob& job) {
               {"gpus_per_node", std::to_string(j.gpus_per_node)},
               {"gpu_hour_usd", std::to_string(j.gpu_hour_usd)},
               {"seed", std::to_string(j.seed)}};
+  // The layer split, for the planner's stage repartition.
+  const ModelSection& model = job.spec.model;
+  if (!model.layers_per_stage.empty()) {
+    std::string list;
+    for (int32_t n : model.layers_per_stage) {
+      list += (list.empty() ? "" : ",") + std::to_string(n);
+    }
+    meta.raw.emplace_back("layers_per_stage", list);
+  } else if (model.layers > 0) {
+    meta.raw.emplace_back("num_layers", std::to_string(model.layers));
+  }
   return meta;
 }
 

@@ -48,6 +48,19 @@ void WriteRow(JsonWriter* w, size_t rank, const mitigate::PlanRow& r) {
   w->Field("net_usd", r.net_usd);
   w->Field("break_even_hours", r.break_even_hours);
   WriteEffects(w, r.effects);
+  w->Key("alternatives");
+  w->BeginArray();
+  for (const mitigate::Alternative& a : r.alternatives) {
+    w->BeginObject();
+    w->FieldString("action", a.action);
+    w->FieldString("params", a.params);
+    w->Field("step_s", a.step_s);
+    w->Field("net_gpu_hours", a.net_gpu_hours);
+    w->Key("within_noise");
+    w->Bool(a.within_noise);
+    w->EndObject();
+  }
+  w->EndArray();
   w->EndObject();
 }
 

@@ -101,6 +101,11 @@ void AppendPlanSection(const mitigate::Plan& p, bool color, std::string* out) {
     *out += "       side effects: " + Effects(r) + "\n";
     if (!r.effects.caveat.empty()) *out += "       note: " + r.effects.caveat + "\n";
     if (r.bound) *out += "       bound: " + r.bound_note + "\n";
+    for (const mitigate::Alternative& a : r.alternatives) {
+      *out += StrFormat("       instead %s: step %s, %+.0f GPU-h net%s\n",
+                        a.params.c_str(), Duration(a.step_s).c_str(),
+                        a.net_gpu_hours, a.within_noise ? " (noise)" : "");
+    }
   }
   if (!p.skipped.empty()) *out += "  not applicable\n";
   for (const mitigate::SkippedPolicy& s : p.skipped) {
