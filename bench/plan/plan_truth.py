@@ -126,7 +126,20 @@ def case_backups():
     return base % "", fixed
 
 
+def case_sequences(balance, pp):
+    base = (JOB % (8, pp, 4, 40, 19, "") +
+            "compute: {forward_ms: 10, backward_ms: 20, noise: {dist: lognormal, sigma: 0.02}}\n"
+            "sequences: {dist: lognormal, median: 2048, sigma: 1.0, max: 32768, "
+            "per_microbatch: 4, quadratic: 0.0005%s}\n"
+            "comm: {p2p_ms: 0.2, dp_reducescatter_ms: 3}\n")
+    return base % "", lambda r: base % (", balance: " + balance)
+
+
 CASES = [
+    ("long sequences, balanced across DP", "sequence_balance", "D",
+     lambda: case_sequences("dp", 2)),
+    ("long sequences, microbatches repacked", "microbatch_packing", "D",
+     lambda: case_sequences("microbatch", 4)),
     ("slow GPU, node replaced", "evict_node", "D", case_evict),
     ("heavy loss layer, layers moved", "stage_repartition", "D", case_repartition),
     ("unsynchronised GC, planned GC", "planned_gc", "D", case_planned_gc),

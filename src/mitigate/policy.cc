@@ -36,6 +36,7 @@ std::string_view SemanticsName(Semantics semantics) {
 std::vector<std::unique_ptr<Policy>> AllPolicies() {
   std::vector<std::unique_ptr<Policy>> out;
   out.push_back(NewSequenceBalance());
+  out.push_back(NewMicrobatchPacking());
   out.push_back(NewStageRepartition());
   out.push_back(NewPlannedGc());
   out.push_back(NewDpResplit());

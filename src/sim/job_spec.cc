@@ -107,12 +107,13 @@ constexpr Variant<NK> kNoiseDists[] = {
     {"exponential", NK::kExponential, kNoiseNone, {}},
 };
 
-constexpr std::string_view kSeqFixed[] = {"dist", "length", "per_microbatch",
-                                          "linear", "quadratic"};
+constexpr std::string_view kSeqFixed[] = {
+    "dist", "length", "per_microbatch", "linear", "quadratic", "balance"};
 constexpr std::string_view kSeqLognormal[] = {
-    "dist", "median", "sigma", "max", "per_microbatch", "linear", "quadratic"};
-constexpr std::string_view kSeqFile[] = {"dist", "path", "per_microbatch",
-                                         "linear", "quadratic"};
+    "dist",   "median",    "sigma",  "max", "per_microbatch",
+    "linear", "quadratic", "balance"};
+constexpr std::string_view kSeqFile[] = {
+    "dist", "path", "per_microbatch", "linear", "quadratic", "balance"};
 constexpr std::string_view kMedianSigma[] = {"median", "sigma"};
 constexpr std::string_view kPath[] = {"path"};
 using SK = SequenceSection::Kind;
@@ -463,6 +464,20 @@ Status SpecReader::ReadSequences(const YamlNode& node, SequenceSection* seq) {
                    "expected a file name, found " + Found(*file));
     }
     seq->path = file->text;
+  }
+  if (const YamlNode* balance = Get(node, path, "balance")) {
+    using B = SequenceSection::Balance;
+    const std::pair<std::string_view, B> names[] = {
+        {"none", B::kNone}, {"dp", B::kDp}, {"microbatch", B::kMicrobatch}};
+    const auto it = std::find_if(
+        std::begin(names), std::end(names),
+        [&](const auto& n) { return balance->kind == YKind::kScalar &&
+                                    n.first == balance->text; });
+    if (it == std::end(names)) {
+      return Error(balance->line, "sequences.balance",
+                   Found(*balance) + " is not none, dp or microbatch");
+    }
+    seq->balance = it->second;
   }
   return Status::Ok();
 }

@@ -90,6 +90,13 @@ struct SequenceSection {
   // `per_microbatch` sequences of the reference length cost forward_ms.
   double linear = 1.0;     // a
   double quadratic = 0.0;  // b (per token, relative to a)
+  // The fix the planner proposes, applied to the drawn sequences of each
+  // step (base/partition.h, on the cost a*s + b*s^2): kDp moves sequences
+  // between the DP replicas (Karmarkar-Karp or LPT, the better) and packs
+  // each replica's into its microbatches (LPT under the largest drawn
+  // microbatch's tokens); kMicrobatch only repacks within each replica.
+  enum class Balance { kNone, kDp, kMicrobatch };
+  Balance balance = Balance::kNone;
 };
 
 struct CommSection {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/f32.h"
+#include "base/partition.h"
 #include "sim/footprint.h"
 #include "sim/random.h"
 
@@ -319,7 +320,9 @@ class JobFiller {
                                          static_cast<size_t>(mb)];
     if (reference_ <= 0) reference_ = ReferenceLength();
     const double ref = reference_;
-    const double n = static_cast<double>(lengths.size());
+    // Normalised by the nominal count: a balanced microbatch (sequences
+    // moved between microbatches) may hold more or fewer.
+    const double n = static_cast<double>(std::max(1, seq.per_microbatch));
     double lin = 0, quad = 0;
     for (int64_t s : lengths) {
       lin += static_cast<double>(s);
@@ -497,6 +500,36 @@ void DrawSequences(SimulatedJob* job, double reference) {
   }
 }
 
+// The planner's sequence balancing applied to the drawn sequences, step by
+// step, with the spec's cost (sequences.balance, base/partition.h).
+void BalanceSequences(SimulatedJob* job) {
+  const SequenceSection& seq = job->spec.sequences;
+  if (seq.balance == SequenceSection::Balance::kNone) return;
+  const auto m = static_cast<size_t>(job->spec.job.microbatches);
+  const auto dp = static_cast<size_t>(job->dp_replicas);
+  double cap = 0;  // the largest drawn microbatch, in tokens
+  std::vector<std::vector<int32_t>> step(dp * m);
+  for (const auto& mb : job->sequences) {
+    double tokens = 0;
+    for (int64_t x : mb) tokens += static_cast<double>(x);
+    cap = std::max(cap, tokens);
+  }
+  for (size_t k = 0; k < job->steps.size(); ++k) {
+    for (size_t j = 0; j < dp * m; ++j) {
+      const auto& drawn = job->sequences[k * dp * m + j];
+      step[j].assign(drawn.begin(), drawn.end());
+    }
+    const std::vector<std::vector<int32_t>> packed = RepackSequences(
+        step, static_cast<int32_t>(dp), static_cast<int32_t>(m), seq.linear,
+        seq.quadratic, cap, seq.balance == SequenceSection::Balance::kDp,
+        nullptr, nullptr);
+    for (size_t j = 0; j < dp * m; ++j) {
+      job->sequences[k * dp * m + j].assign(packed[j].begin(),
+                                             packed[j].end());
+    }
+  }
+}
+
 replay::StepTimes Run(const SimulatedJob& job, const BigVector<double>& cost,
                       const BigVector<float>& delay, replay::ReplayTimes* keep,
                       const replay::WindowVisitor& visit = nullptr) {
@@ -636,6 +669,7 @@ Result<SimulatedJob> Simulate(const JobSpec& spec,
                          int64_t{job.dp_replicas} * spec.job.cp > 1));
   JobFiller filler(job);
   DrawSequences(&job, filler.ReferenceLength());
+  BalanceSequences(&job);
   std::vector<std::vector<int64_t>> affected;
   filler.Fill(-1, &job.cost, &job.launch_delay, &affected);
   RETURN_IF_ERROR(CheckDrawnDurations(job));

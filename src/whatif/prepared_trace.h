@@ -40,6 +40,18 @@ struct Worker {
   int32_t pp = 0;
 };
 
+// Sequence lengths of every (instance, microbatch), when the input has them
+// (an ops CSV's seq_lens column, a simulated job): what the planner balances.
+struct SequenceLengths {
+  int32_t microbatches = 0;  // per instance; 0: no lengths
+  // Lengths of microbatch mb of instance i: lengths[offsets[i * microbatches
+  // + mb] .. offsets[i * microbatches + mb + 1]).
+  std::vector<uint64_t> offsets;
+  std::vector<int32_t> lengths;
+  std::vector<int32_t> node_microbatch;  // per node: its microbatch, or -1
+  bool empty() const { return microbatches == 0; }
+};
+
 struct PreparedTrace {
   Layout layout = Layout::kMegatron;
   graph::MegatronModel model;
@@ -73,6 +85,7 @@ struct PreparedTrace {
   // where it was read; empty when the trace records no varying shapes.
   std::vector<float> input_size;
   std::string input_size_source;
+  SequenceLengths sequences;
 
   size_t num_nodes() const { return model.keys.size(); }
   size_t num_instances() const {

@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "base/str_format.h"
-#include "mitigate/partition.h"
+#include "base/partition.h"
 #include "mitigate/policies/policies.h"
 #include "mitigate/worker_work.h"
 

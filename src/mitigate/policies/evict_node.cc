@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // evict_node: replace the node of the worst worker with a spare (reference:
-// mitigations.md §5). Every op of the node's workers takes the median of the
-// same op on their DP peers in the same step (a typical machine doing the
-// same work), the ideal value without peers. Costs a restart and the
-// progress since the last checkpoint (half an interval on average).
+// mitigations.md §5). The node's workers keep their work and lose their
+// slowness: each op over the worker's median ratio to the same ops of its
+// DP peers (compute and communication apart); a worker without peers keeps
+// its ops. Costs a restart and the progress since the last checkpoint (half
+// an interval on average).
 
 #include <algorithm>
 #include <set>
@@ -51,20 +52,49 @@ class EvictNode final : public Policy {
              ": no other machine to compare a replacement with";
       return {};
     }
+    // The node's workers at a typical machine's speed: each keeps its own
+    // work (its sequences, its stage) and loses only its slowness, the
+    // median of its ops over the same ops of its DP peers in the same step
+    // (compute and communication apart: a slow GPU, a slow link).
+    const size_t inst = t.num_instances();
+    std::vector<std::vector<double>> ratio(2 * cells.all().size());
+    std::vector<double> peer;
+    for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+      const size_t kind = t.model.graph.is_comm(v) ? 1 : 0;
+      for (size_t i = 0; i < inst; ++i) {
+        const size_t c = cells.IndexOf(i, v);
+        if (!evicted[c]) continue;
+        peer.clear();
+        for (auto [u, j] : PeerSlots(t, cells, v, i, evicted)) {
+          peer.push_back(t.cost[t.Slot(u, j)]);
+        }
+        if (peer.empty()) continue;
+        const double typical = Median(&peer);
+        if (typical > 0) ratio[2 * c + kind].push_back(t.cost[t.Slot(v, i)] / typical);
+      }
+    }
+    if (std::all_of(ratio.begin(), ratio.end(),
+                    [](const std::vector<double>& r) { return r.empty(); })) {
+      *why = "node " + std::to_string(node) +
+             " holds every DP replica of its stages: no peer to tell a slow "
+             "machine from the work it does";
+      return {};
+    }
+    std::vector<double> slowness(ratio.size(), 1.0);
+    for (size_t k = 0; k < ratio.size(); ++k) {
+      if (!ratio[k].empty()) slowness[k] = std::max(1.0, Median(&ratio[k]));
+    }
     Proposal p;
     Rewrite& rw = p.rewrite;
     rw.cost.assign(t.cost.begin(), t.cost.end());
-    std::vector<double> costs;
-    const size_t inst = t.num_instances();
+    double worst_slowness = 1;
     for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+      const size_t kind = t.model.graph.is_comm(v) ? 1 : 0;
       for (size_t i = 0; i < inst; ++i) {
-        if (!evicted[cells.IndexOf(i, v)]) continue;
-        costs.clear();
-        for (auto [u, j] : PeerSlots(t, cells, v, i, evicted)) {
-          costs.push_back(t.cost[t.Slot(u, j)]);
-        }
-        rw.cost[t.Slot(v, i)] =
-            costs.empty() ? job.result.ideal_node_cost[v] : Median(&costs);
+        const size_t c = cells.IndexOf(i, v);
+        if (!evicted[c]) continue;
+        rw.cost[t.Slot(v, i)] /= slowness[2 * c + kind];
+        worst_slowness = std::max(worst_slowness, slowness[2 * c + kind]);
       }
     }
     const int32_t gpn = job.econ.gpus_per_node;
@@ -82,9 +112,11 @@ class EvictNode final : public Policy {
     p.params = StrFormat("node=%d", node);
     const whatif::Counterfactual& mw = job.result.fix_worst_workers;
     p.evidence = StrFormat(
-        "rank %d is the worst worker (score %.3f); fixing the worst %zu "
-        "worker(s) recovers M_W = %.2f of the slowdown",
-        worst, job.result.workers.front().score, mw.ranks.size(), mw.rem);
+        "rank %d is the worst worker (score %.3f); its node's ops take up to "
+        "%.2fx their DP peers'; fixing the worst %zu worker(s) recovers M_W "
+        "= %.2f of the slowdown",
+        worst, job.result.workers.front().score, worst_slowness,
+        mw.ranks.size(), mw.rem);
     p.effects.restart = true;
     p.effects.downtime_s =
         job.econ.restart_s + 0.5 * job.econ.checkpoint_interval_s;

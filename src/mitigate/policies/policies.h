@@ -11,6 +11,7 @@
 namespace strag::mitigate {
 
 std::unique_ptr<Policy> NewSequenceBalance();
+std::unique_ptr<Policy> NewMicrobatchPacking();
 std::unique_ptr<Policy> NewStageRepartition();
 std::unique_ptr<Policy> NewPlannedGc();
 std::unique_ptr<Policy> NewDpResplit();

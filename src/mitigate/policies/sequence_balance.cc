@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // sequence_balance: give every DP rank of a stage the same work by moving
-// sequences between them (reference: mitigations.md §1). Without sequence
-// lengths in the trace this is the microbatch-duration bound of §1.6: every
+// sequences between them (reference: mitigations.md §1). With sequence
+// lengths: Karmarkar-Karp across the DP replicas on the fitted cost, then
+// LPT into each replica's microbatches under today's largest microbatch
+// (sequence_repack.h). Without them, the microbatch-duration bound of §1.6:
+// every
 // forward (backward) of a stage in a step becomes the mean over the stage's
 // DP ranks and microbatches, each worker keeping its own speed (a slow
 // machine stays slow: balancing moves work, not speed).
@@ -13,6 +16,7 @@
 #include "base/median.h"
 #include "base/str_format.h"
 #include "mitigate/policies/policies.h"
+#include "mitigate/sequence_repack.h"
 #include "mitigate/worker_work.h"
 
 namespace strag::mitigate {
@@ -36,6 +40,20 @@ class SequenceBalance final : public Policy {
 
   std::vector<Proposal> Propose(const JobView& job, const Cells& cells,
                                 std::string* why) const override {
+    std::vector<Proposal> out;
+    if (SequencesMissing(job.trace).empty()) {
+      out.push_back(RepackProposal(job, cells, true));
+    } else {
+      out.push_back(Bound(job, cells, why));
+    }
+    if (out.back().rewrite.cost.empty()) out.clear();
+    return out;
+  }
+
+ private:
+  // Without lengths: the microbatch-duration bound.
+  static Proposal Bound(const JobView& job, const Cells& cells,
+                        std::string* why) {
     const whatif::PreparedTrace& t = job.trace;
     const size_t steps = t.steps.size(), inst = t.num_instances();
     const std::vector<double> per_step = ComputePerStep(t, cells);
@@ -56,7 +74,7 @@ class SequenceBalance final : public Policy {
     }
     if (ids.empty()) {
       *why = "the trace has no compute ops";
-      return {};
+      return Proposal{};
     }
     // Mean work (cost over the worker's speed) per group and step.
     std::vector<double> sum(ids.size() * steps, 0.0), count(sum.size(), 0.0);
@@ -84,10 +102,9 @@ class SequenceBalance final : public Policy {
     p.params = "algorithm=karmarkar_karp";
     p.bound = true;
     p.bound_note =
-        "no sequence lengths in the trace: the upper bound from microbatch "
-        "durations (every microbatch of a stage at the step's mean, each "
-        "worker keeping its speed); give a seq_lens column for the "
-        "Karmarkar-Karp assignment";
+        SequencesMissing(t) +
+        "; the upper bound from microbatch durations (every microbatch of a "
+        "stage at the step's mean, each worker keeping its speed)";
     p.evidence = StrFormat(
         "in the median step the slowest DP rank of a stage computes %.2fx "
         "its stage's mean; worker speeds kept (slowest %.2fx its stage)",
@@ -100,12 +117,9 @@ class SequenceBalance final : public Policy {
         "samples move between ranks: normalise the loss per token over the "
         "global batch (Megatron --calculate-per-token-loss); ranks holding "
         "the long sequences need more activation memory";
-    std::vector<Proposal> out;
-    out.push_back(std::move(p));
-    return out;
+    return p;
   }
 
- private:
   // Median over (step, stage) of the slowest worker's compute over the
   // stage's mean.
   static double MedianSpread(const std::vector<double>& per_step,

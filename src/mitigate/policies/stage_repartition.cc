@@ -14,7 +14,7 @@
 #include <numeric>
 
 #include "base/str_format.h"
-#include "mitigate/partition.h"
+#include "base/partition.h"
 #include "mitigate/policies/policies.h"
 
 namespace strag::mitigate {

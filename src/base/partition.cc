@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "mitigate/partition.h"
+#include "base/partition.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "base/check.h"
 
-namespace strag::mitigate {
+namespace strag {
 namespace {
 
 // Items ordered by cost, descending, ties by index (deterministic).
@@ -117,6 +117,34 @@ Partition KarmarkarKarp(std::span<const double> cost, int32_t k) {
   return p;
 }
 
+Partition LptWithCap(std::span<const double> cost, std::span<const double> size,
+                     int32_t k, double cap, int64_t* overflow) {
+  STRAG_CHECK(k >= 1 && cost.size() == size.size(),
+              "LPT with a cap needs bins and a size per item");
+  const auto kk = static_cast<size_t>(k);
+  Partition p;
+  p.bin.assign(cost.size(), 0);
+  std::vector<double> load(kk, 0.0), used(kk, 0.0);
+  for (int32_t i : ByCostDescending(cost)) {
+    const auto item = static_cast<size_t>(i);
+    size_t best = kk;
+    for (size_t b = 0; b < kk; ++b) {
+      if (used[b] + size[item] > cap) continue;
+      if (best == kk || load[b] < load[best]) best = b;
+    }
+    if (best == kk) {
+      best = static_cast<size_t>(std::min_element(used.begin(), used.end()) -
+                                 used.begin());
+      if (overflow) ++*overflow;
+    }
+    p.bin[item] = static_cast<int32_t>(best);
+    load[best] += cost[item];
+    used[best] += size[item];
+  }
+  Finish(cost, k, &p);
+  return p;
+}
+
 Partition BestPartition(std::span<const double> cost, int32_t k) {
   Partition kk = KarmarkarKarp(cost, k);
   Partition lpt = LptPartition(cost, k);
@@ -198,4 +226,59 @@ std::vector<int32_t> GreedyUnits(std::span<const double> unit_time,
   return count;
 }
 
-}  // namespace strag::mitigate
+std::vector<std::vector<int32_t>> RepackSequences(
+    const std::vector<std::vector<int32_t>>& lengths, int32_t replicas,
+    int32_t microbatches, double a, double b, double cap, bool across_replicas,
+    double* gap, int64_t* overflow) {
+  const auto r_count = static_cast<size_t>(replicas);
+  const auto m = static_cast<size_t>(microbatches);
+  STRAG_CHECK(lengths.size() == r_count * m,
+              "one list of lengths per replica and microbatch");
+  auto cost_of = [&](int32_t s) {
+    const auto x = static_cast<double>(s);
+    return a * x + b * x * x;
+  };
+  // Each replica's sequences, after the split across replicas.
+  std::vector<std::vector<int32_t>> of_replica(r_count);
+  if (across_replicas) {
+    std::vector<int32_t> all;
+    std::vector<double> cost;
+    for (const std::vector<int32_t>& mb : lengths) {
+      for (int32_t s : mb) {
+        all.push_back(s);
+        cost.push_back(cost_of(s));
+      }
+    }
+    const Partition split = BestPartition(cost, replicas);
+    if (gap) *gap = split.Gap();
+    for (size_t i = 0; i < all.size(); ++i) {
+      of_replica[static_cast<size_t>(split.bin[i])].push_back(all[i]);
+    }
+  } else {
+    for (size_t r = 0; r < r_count; ++r) {
+      for (size_t mb = 0; mb < m; ++mb) {
+        const std::vector<int32_t>& l = lengths[r * m + mb];
+        of_replica[r].insert(of_replica[r].end(), l.begin(), l.end());
+      }
+    }
+    if (gap) *gap = 0;
+  }
+  std::vector<std::vector<int32_t>> out(r_count * m);
+  std::vector<double> cost, size;
+  for (size_t r = 0; r < r_count; ++r) {
+    cost.clear();
+    size.clear();
+    for (int32_t s : of_replica[r]) {
+      cost.push_back(cost_of(s));
+      size.push_back(static_cast<double>(s));
+    }
+    const Partition pack =
+        LptWithCap(cost, size, microbatches, cap, overflow);
+    for (size_t i = 0; i < of_replica[r].size(); ++i) {
+      out[r * m + static_cast<size_t>(pack.bin[i])].push_back(of_replica[r][i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace strag

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The partitioning algorithms of the balancing policies (reference:
-// mitigations.md §1.2, §2.2, §5.1). Pure functions over costs.
+// Number partitioning: the algorithms of the planner's balancing policies
+// and of the simulator's balanced sequences (multiway partitioning, chains
+// on chains, min-max unit allocation). Pure functions over costs.
 
-#ifndef STRAG_SRC_MITIGATE_PARTITION_H_
-#define STRAG_SRC_MITIGATE_PARTITION_H_
+#ifndef STRAG_SRC_BASE_PARTITION_H_
+#define STRAG_SRC_BASE_PARTITION_H_
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
-namespace strag::mitigate {
+namespace strag {
 
 // Items split into k bins.
 struct Partition {
@@ -32,6 +33,12 @@ Partition LptPartition(std::span<const double> cost, int32_t k);
 // is left. O(n log n + n k log k).
 Partition KarmarkarKarp(std::span<const double> cost, int32_t k);
 
+// LPT under a capacity: each item (cost, size), by cost descending, goes to
+// the least loaded bin whose size stays within `cap`; when no bin has room,
+// to the bin of least size (counted in `*overflow`). O(n log n + n k).
+Partition LptWithCap(std::span<const double> cost, std::span<const double> size,
+                     int32_t k, double cap, int64_t* overflow);
+
 // The better (smaller makespan) of LPT and KK, as the balancing policy uses.
 Partition BestPartition(std::span<const double> cost, int32_t k);
 
@@ -51,6 +58,20 @@ std::vector<int32_t> MinMaxContiguous(std::span<const double> items,
 std::vector<int32_t> GreedyUnits(std::span<const double> unit_time,
                                  int64_t units, double offset);
 
-}  // namespace strag::mitigate
+// Repacks one training step's sequences. `lengths[r * microbatches + mb]`
+// are the tokens of each sequence of microbatch mb of DP replica r; each
+// sequence costs a * s + b * s^2. Across replicas: the step's sequences are
+// split over the replicas (the better of Karmarkar-Karp and LPT), then each
+// replica's are packed into its microbatches by LPT under `cap` tokens per
+// microbatch; otherwise only the packing within each replica. Returns the
+// new lengths in the same layout. `*gap` (when set) gets the replica split's
+// achieved / lower bound - 1, `*overflow` counts sequences placed past the
+// cap. Deterministic.
+std::vector<std::vector<int32_t>> RepackSequences(
+    const std::vector<std::vector<int32_t>>& lengths, int32_t replicas,
+    int32_t microbatches, double a, double b, double cap, bool across_replicas,
+    double* gap, int64_t* overflow);
 
-#endif  // STRAG_SRC_MITIGATE_PARTITION_H_
+}  // namespace strag
+
+#endif  // STRAG_SRC_BASE_PARTITION_H_

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "mitigate/partition.h"
+#include "base/partition.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <numeric>
 #include <random>
 
-namespace strag::mitigate {
+namespace strag {
 namespace {
 
 // Brute force: the best makespan over every assignment of items to k bins.
@@ -148,4 +148,4 @@ TEST(PartitionTest, GreedyUnitsIsMinMax) {
 }
 
 }  // namespace
-}  // namespace strag::mitigate
+}  // namespace strag
