@@ -475,7 +475,10 @@ Status SpecReader::ReadSequences(const YamlNode& node, SequenceSection* seq) {
                                     n.first == balance->text; });
     if (it == std::end(names)) {
       return Error(balance->line, "sequences.balance",
-                   Found(*balance) + " is not none, dp or microbatch");
+                   (balance->kind == YKind::kScalar
+                        ? "\"" + balance->text + "\""
+                        : Show(*balance)) +
+                       " is not none, dp or microbatch");
     }
     seq->balance = it->second;
   }

@@ -326,10 +326,14 @@ TEST(JobSpecTest, Errors) {
       {"sequences: {dist: lognormal, median: 1, sigma: 1, length: 5}\n",
        "bad.yaml: line 1: sequences.length: unknown key for dist lognormal "
        "(allowed: dist, median, sigma, max, per_microbatch, linear, "
-       "quadratic)"},
+       "quadratic, balance)"},
+      {"sequences: {dist: fixed, balance: kk}\n",
+       "bad.yaml: line 1: sequences.balance: \"kk\" is not none, dp or "
+       "microbatch"},
       {"sequences: {dist: fixed, median: 5}\n",
        "bad.yaml: line 1: sequences.median: unknown key for dist fixed "
-       "(allowed: dist, length, per_microbatch, linear, quadratic)"},
+       "(allowed: dist, length, per_microbatch, linear, quadratic, "
+       "balance)"},
       {"stragglers:\n  - {kind: cosmic_ray}\n",
        "bad.yaml: line 2: stragglers[0].kind: \"cosmic_ray\" is not one of: "
        "slow_worker, gc_pause, slow_link, dataloader_stall"},
