@@ -47,6 +47,7 @@ fuzz: deps
 # Rewrites the golden outputs (tests/golden/*.txt) after a deliberate change.
 update-golden: build-all
 	STRAG_UPDATE_GOLDEN=1 python3 tests/cli/cli_test.py ./$(BUILD_DIR)/strag . ../shared/data
+	STRAG_UPDATE_GOLDEN=1 python3 tests/cli/plan_test.py ./$(BUILD_DIR)/strag . ../shared/data
 
 bench: build-all
 	./$(BUILD_DIR)/bench/strag_bench

@@ -105,11 +105,9 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
         (view == ReportView::kPlan ? PlanUsage() : AnalyzeUsage()));
   }
   const std::string trace_path = inputs[0];
-  ASSIGN_OR_RETURN(report::ReportOptions options,
-                   ParseReportOptions(flags, kineto));
-  if (view == ReportView::kPlan) {
-    ASSIGN_OR_RETURN(options.plan, ParsePlanOptions(flags, true));
-  }
+  ASSIGN_OR_RETURN(
+      const report::ReportOptions options,
+      ParseReportOptions(flags, kineto, view == ReportView::kPlan));
   ASSIGN_OR_RETURN(const ingest::InputLimits limits, ParseLimitFlags(flags));
 
   trace::JobMeta meta;

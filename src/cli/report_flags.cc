@@ -184,7 +184,7 @@ Result<std::optional<double>> UsdPerGpuHour(const Flags& flags) {
 }
 
 Result<report::ReportOptions> ParseReportOptions(const Flags& flags,
-                                                 bool profiler) {
+                                                 bool profiler, bool plan) {
   report::ReportOptions o;
   o.whatif.fix = flags.GetAll("fix");
   o.whatif.unfix = flags.GetAll("unfix");
@@ -204,7 +204,7 @@ Result<report::ReportOptions> ParseReportOptions(const Flags& flags,
   if (!(o.run_days > 0)) {
     return InvalidInput("flags --days / --hours: must be positive");
   }
-  ASSIGN_OR_RETURN(o.plan, ParsePlanOptions(flags, false));
+  ASSIGN_OR_RETURN(o.plan, ParsePlanOptions(flags, plan));
   o.timelines = flags.Has("perfetto");
   if (auto steps = flags.Get("perfetto-steps")) {
     ASSIGN_OR_RETURN(o.timeline_steps, ParseSteps(*steps));

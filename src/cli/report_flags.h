@@ -28,9 +28,11 @@ void AddReportFlags(FlagSpec* spec);
 // The usage lines of the report flags (for each command's --help).
 extern const char kReportFlagsUsage[];
 
-// `profiler`: the input is profiler traces (default pool: role).
+// `profiler`: the input is profiler traces (default pool: role); `plan`:
+// the plan is always made (strag plan), else with --plan.
 Result<report::ReportOptions> ParseReportOptions(const Flags& flags,
-                                                 bool profiler);
+                                                 bool profiler,
+                                                 bool plan = false);
 
 // Declares the report's outputs (--json, --html, --perfetto) in `out`:
 // checked before any work (add the command's inputs to `out` first).

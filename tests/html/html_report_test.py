@@ -20,6 +20,7 @@ STRAG_HTML_SCREENSHOT=DIR saves a PNG of each page there.
 import base64
 import fcntl
 import json
+import re
 import os
 import select
 import shutil
@@ -49,6 +50,8 @@ PROBE = r"""
   const out = {charts: {}, text: document.body.innerText,
                worker_rows: document.querySelectorAll('#workers tr').length,
                finding_rows: document.querySelectorAll('#findings tr').length,
+               plan: Array.from(document.querySelectorAll(
+                   '#plan-table tr[data-policy]')).map(r => r.dataset.policy),
                blob: !!document.getElementById('strag-data')};
   for (const id of %s) {
     const el = document.getElementById(id);
@@ -291,6 +294,30 @@ class HtmlReportTest(unittest.TestCase):
         start = text.index('id="strag-data">') + len('id="strag-data">')
         data = json.loads(text[start:text.index("</script>", start)])
         self.check_page(html, {"workers": len(data["heatmap"]["cells"])})
+
+    def test_plan_html(self):
+        """`strag plan --html`: the report with its plan section, in the
+        order of the plan's JSON and terminal."""
+        html = os.path.join(self.tmp.name, "plan.html")
+        plan_json = os.path.join(self.tmp.name, "plan.json")
+        example = os.path.join(SOURCE, "examples", "demo", "trace-demo.csv.gz")
+        run = subprocess.run([STRAG, "plan", example, "--html", html, "--json",
+                              plan_json], capture_output=True, text=True,
+                             timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(html, encoding="utf-8") as f:
+            text = f.read()
+        start = text.index('id="strag-data">') + len('id="strag-data">')
+        data = json.loads(text[start:text.index("</script>", start)])
+        probe = self.check_page(html, {"workers": len(data["heatmap"]["cells"])})
+        with open(plan_json) as f:
+            fixes = json.load(f)["plan"]["fixes"]
+        self.assertEqual(probe["plan"], [x["policy"] for x in fixes])
+        self.assertGreater(len(probe["plan"]), 0)
+        self.assertIn("Plan", probe["text"])
+        ranked = [x["policy"] for x in fixes if x["rank"] is not None]
+        self.assertEqual(re.findall(r"^  \d+\. ([a-z_]+) ", run.stdout, re.M),
+                         ranked)
 
     def test_kineto_traces_html(self):
         """A job read from PyTorch profiler traces (layout unknown: one

@@ -57,6 +57,9 @@ class EvictNode final : public Policy {
     // median of its ops over the same ops of its DP peers in the same step
     // (compute and communication apart: a slow GPU, a slow link).
     const size_t inst = t.num_instances();
+    // Peers on the node count too: a slow GPU is one GPU (the median over
+    // the peers stays a typical machine's).
+    const std::vector<uint8_t> none(cells.all().size(), 0);
     std::vector<std::vector<double>> ratio(2 * cells.all().size());
     std::vector<double> peer;
     for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
@@ -65,7 +68,7 @@ class EvictNode final : public Policy {
         const size_t c = cells.IndexOf(i, v);
         if (!evicted[c]) continue;
         peer.clear();
-        for (auto [u, j] : PeerSlots(t, cells, v, i, evicted)) {
+        for (auto [u, j] : PeerSlots(t, cells, v, i, none)) {
           peer.push_back(t.cost[t.Slot(u, j)]);
         }
         if (peer.empty()) continue;
@@ -75,9 +78,9 @@ class EvictNode final : public Policy {
     }
     if (std::all_of(ratio.begin(), ratio.end(),
                     [](const std::vector<double>& r) { return r.empty(); })) {
-      *why = "node " + std::to_string(node) +
-             " holds every DP replica of its stages: no peer to tell a slow "
-             "machine from the work it does";
+      *why = "the workers of node " + std::to_string(node) +
+             " have no DP peers: nothing tells a slow machine from the work "
+             "it does";
       return {};
     }
     std::vector<double> slowness(ratio.size(), 1.0);
