@@ -107,7 +107,8 @@ FORBIDDEN = [
      "a renderer takes the report model; it reads no input and runs no "
      "simulator"),
     ("", ("sim/random.h",), "randomness is drawn in sim/ only"),
-    ("cli/", ("whatif/", "diagnose/", "econ/", "graph/", "replay/"),
+    ("cli/", ("whatif/", "diagnose/", "mitigate/", "econ/", "graph/",
+              "replay/"),
      "the command line parses, reads, calls the report builder and renders; "
      "the analysis is report/'s to call"),
 ]
