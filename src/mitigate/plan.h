@@ -52,6 +52,9 @@ struct SkippedPolicy {
 };
 
 struct Plan {
+  // Why no fix is priced ("" when they are): the input cannot carry a plan
+  // (too few ranks traced). Then nothing else is set.
+  std::string withheld;
   double step_s = 0;        // current mean step (replayed with host time)
   double replayed_s = 0;    // current, without launch delays (T)
   double ideal_s = 0;       // T_ideal

@@ -192,7 +192,10 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
       report.timelines.push_back(std::move(t));
     }
   }
-  if (options.plan) {
+  if (options.plan && !in.coverage.empty()) {
+    report.plan.emplace();
+    report.plan->withheld = in.coverage;
+  } else if (options.plan) {
     Result<mitigate::Plan> plan = PlanOf(in, report, options);
     if (!plan.ok()) return plan.status().WithContext(in.source);
     report.plan = std::move(plan).value();

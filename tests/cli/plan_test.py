@@ -127,6 +127,19 @@ class PublishedTracesTest(unittest.TestCase):
         self.assertEqual(keeps, sorted(keeps, reverse=True))
 
 
+class CoverageTest(unittest.TestCase):
+    def test_too_few_ranks_withhold_the_plan(self):
+        folder = os.path.join(DATA, "hta-kineto", "sampled-2of128")
+        if not os.path.exists(folder):
+            self.skipTest(f"reference data not found at {folder}")
+        result = run("plan", folder, "--json", "-", "--quiet")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        plan = json.loads(result.stdout)["plan"]
+        self.assertEqual(list(plan), ["withheld"])
+        self.assertIn("2 of 128 ranks", plan["withheld"])
+        self.assertIn("plan withheld", run("plan", folder).stdout)
+
+
 class FlagsTest(unittest.TestCase):
     def test_bad_flags(self):
         example = os.path.join(SOURCE, "examples", "demo", "trace-demo.csv.gz")

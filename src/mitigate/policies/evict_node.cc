@@ -7,7 +7,9 @@
 // an interval on average).
 
 #include <algorithm>
+#include <iterator>
 #include <set>
+#include <string>
 
 #include "base/median.h"
 #include "base/str_format.h"
@@ -16,6 +18,19 @@
 
 namespace strag::mitigate {
 namespace {
+
+// "ranks 0-7", "ranks 0-3, 8", "rank 5".
+std::string RankRanges(const std::set<int32_t>& ranks) {
+  std::string out;
+  for (auto it = ranks.begin(); it != ranks.end();) {
+    auto end = it;
+    while (std::next(end) != ranks.end() && *std::next(end) == *end + 1) ++end;
+    out += (out.empty() ? "" : ", ") + std::to_string(*it) +
+           (end == it ? "" : "-" + std::to_string(*end));
+    it = std::next(end);
+  }
+  return (ranks.size() == 1 ? "rank " : "ranks ") + out;
+}
 
 class EvictNode final : public Policy {
  public:
@@ -39,18 +54,11 @@ class EvictNode final : public Policy {
     }
     std::vector<uint8_t> evicted(cells.all().size(), 0);
     std::set<int32_t> ranks;
-    size_t count = 0;
     for (size_t c = 0; c < cells.all().size(); ++c) {
       if (cells.all()[c].place.node == node) {
         evicted[c] = 1;
         ranks.insert(cells.all()[c].place.rank);
-        ++count;
       }
-    }
-    if (count == cells.all().size()) {
-      *why = "every traced worker is on node " + std::to_string(node) +
-             ": no other machine to compare a replacement with";
-      return {};
     }
     // The node's workers at a typical machine's speed: each keeps its own
     // work (its sequences, its stage) and loses only its slowness, the
@@ -105,9 +113,7 @@ class EvictNode final : public Policy {
     if (t.layout == whatif::Layout::kMegatron) {
       rank_text = StrFormat("ranks %d-%d", node * gpn, node * gpn + gpn - 1);
     } else {
-      for (int32_t r : ranks) {
-        rank_text += (rank_text.empty() ? "rank " : ", ") + std::to_string(r);
-      }
+      rank_text = RankRanges(ranks);
     }
     p.action = StrFormat("replace node %d (%s) with a spare and restart from "
                          "the last checkpoint",

@@ -8,6 +8,10 @@
 namespace strag::report {
 
 std::string PlanHtmlSection(const mitigate::Plan& p) {
+  if (!p.withheld.empty()) {
+    return "<h2 id=\"plan\">Plan</h2>\n<p class=\"note\">Plan withheld: " +
+           HtmlEscape(p.withheld) + "</p>\n";
+  }
   std::string out = StrFormat(
       "<h2 id=\"plan\">Plan</h2>\n<p class=\"note\">Each fix replayed on the "
       "job's own dependency graph: step now %s (ideal %s, S %.3f); %lld GPUs "

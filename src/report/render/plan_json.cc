@@ -68,6 +68,11 @@ void WriteRow(JsonWriter* w, size_t rank, const mitigate::PlanRow& r) {
 
 void WritePlan(JsonWriter* w, const mitigate::Plan& p) {
   w->BeginObject();
+  if (!p.withheld.empty()) {
+    w->FieldString("withheld", p.withheld);
+    w->EndObject();
+    return;
+  }
   w->Field("step_s", p.step_s);
   w->Field("replayed_step_s", p.replayed_s);
   w->Field("ideal_step_s", p.ideal_s);

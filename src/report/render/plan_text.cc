@@ -52,7 +52,7 @@ std::string Money(double usd) {
 }  // namespace
 
 std::string NextStep(const mitigate::Plan& plan) {
-  if (plan.rows.empty()) return "";
+  if (!plan.withheld.empty() || plan.rows.empty()) return "";
   const PlanRow& top = plan.rows.front();
   if (top.within_noise) {
     return "no fix gains more than the replay's noise";
@@ -63,6 +63,10 @@ std::string NextStep(const mitigate::Plan& plan) {
 }
 
 void AppendPlanSection(const mitigate::Plan& p, bool color, std::string* out) {
+  if (!p.withheld.empty()) {
+    *out += "  plan withheld: " + p.withheld + "\n";
+    return;
+  }
   const double loss = p.step_s - p.ideal_s;
   *out += StrFormat(
       "  plan: each fix replayed on the job's own dependency graph; %lld "
@@ -77,6 +81,7 @@ void AppendPlanSection(const mitigate::Plan& p, bool color, std::string* out) {
   *out += StrFormat("    %-19s %10s %7s %9s %13s %10s %11s\n", "fix",
                     "step after", "S after", "recovers", "net GPU-h", "net $",
                     "break-even");
+  if (p.rows.empty()) *out += "  no fix applies to this job\n";
   size_t rank = 0;
   bool noise_header = false;
   for (const PlanRow& r : p.rows) {
