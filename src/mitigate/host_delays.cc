@@ -88,4 +88,17 @@ HostDelays FindHostDelays(const whatif::PreparedTrace& t, const Cells& cells) {
   return h;
 }
 
+DelayEvents EventsOf(const std::vector<double>& per_step, const Cells& cells,
+                     size_t steps) {
+  DelayEvents e;
+  for (size_t at = 0; at < per_step.size(); ++at) {
+    if (per_step[at] < kHostDelayS) continue;
+    e.sizes.push_back(per_step[at]);
+    e.total += per_step[at];
+    e.longest = std::max(e.longest, per_step[at]);
+    e.ranks.insert(cells.all()[at / steps].place.rank);
+  }
+  return e;
+}
+
 }  // namespace strag::mitigate

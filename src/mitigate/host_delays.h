@@ -10,6 +10,8 @@
 #ifndef STRAG_SRC_MITIGATE_HOST_DELAYS_H_
 #define STRAG_SRC_MITIGATE_HOST_DELAYS_H_
 
+#include <cstdint>
+#include <set>
 #include <vector>
 
 #include "mitigate/job_view.h"
@@ -33,6 +35,16 @@ struct HostDelays {
 
 HostDelays FindHostDelays(const whatif::PreparedTrace& trace,
                           const Cells& cells);
+
+// The (worker, step) cells of `per_step` (one of HostDelays' per-step
+// arrays) with at least kHostDelayS: their sizes, total, longest, ranks.
+struct DelayEvents {
+  std::vector<double> sizes;
+  double total = 0, longest = 0;
+  std::set<int32_t> ranks;
+};
+DelayEvents EventsOf(const std::vector<double>& per_step, const Cells& cells,
+                     size_t steps);
 
 }  // namespace strag::mitigate
 

@@ -93,6 +93,25 @@ int Direction(trace::OpType type) {
 
 }  // namespace
 
+template <typename Visit>
+void SequenceModel::ForEachOp(const Visit& visit) const {
+  const whatif::PreparedTrace& t = trace_;
+  const size_t inst = t.num_instances();
+  const auto m = static_cast<size_t>(t.sequences.microbatches);
+  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+    const int32_t mb = t.sequences.node_microbatch[v];
+    if (mb < 0 || !trace::IsCompute(t.model.keys[v].type)) continue;
+    const auto d = static_cast<size_t>(Direction(t.model.keys[v].type));
+    for (size_t i = 0; i < inst; ++i) {
+      const size_t cell = cells_.IndexOf(i, v);
+      const auto stage = static_cast<size_t>(cells_.all()[cell].place.pp);
+      const size_t slot = t.Slot(v, i);
+      visit(MicrobatchOp{slot, cell, 2 * stage + d,
+                         i * m + static_cast<size_t>(mb), t.cost[slot]});
+    }
+  }
+}
+
 SequenceModel::SequenceModel(const whatif::PreparedTrace& t, const Cells& cells)
     : trace_(t), cells_(cells), speed_(cells.all().size(), 1.0) {
   std::vector<double> s1, s2;
@@ -116,24 +135,11 @@ SequenceModel::SequenceModel(const whatif::PreparedTrace& t, const Cells& cells)
 void SequenceModel::FitAll(const std::vector<double>& s1,
                            const std::vector<double>& s2, double mean1,
                            double mean2) {
-  const whatif::PreparedTrace& t = trace_;
-  const auto pp = static_cast<size_t>(cells_.job_pp());
-  std::vector<Normal> eq(2 * pp);
-  const size_t inst = t.num_instances();
-  const auto m = static_cast<size_t>(t.sequences.microbatches);
-  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
-    const int32_t mb = t.sequences.node_microbatch[v];
-    if (mb < 0 || !trace::IsCompute(t.model.keys[v].type)) continue;
-    const int d = Direction(t.model.keys[v].type);
-    for (size_t i = 0; i < inst; ++i) {
-      const size_t cell = cells_.IndexOf(i, v);
-      const auto s = static_cast<size_t>(cells_.all()[cell].place.pp);
-      const size_t at = i * m + static_cast<size_t>(mb);
-      eq[2 * s + static_cast<size_t>(d)].Add(
-          {1.0, s1[at] / mean1, s2[at] / mean2},
-          t.cost[t.Slot(v, i)] / speed_[cell]);
-    }
-  }
+  std::vector<Normal> eq(2 * static_cast<size_t>(cells_.job_pp()));
+  ForEachOp([&](const MicrobatchOp& op) {
+    eq[op.fit].Add({1.0, s1[op.at] / mean1, s2[op.at] / mean2},
+                   op.cost / speed_[op.cell]);
+  });
   fits_.clear();
   a_total_ = b_total_ = 0;
   for (const Normal& e : eq) {
@@ -145,22 +151,11 @@ void SequenceModel::FitAll(const std::vector<double>& s1,
 
 void SequenceModel::EstimateSpeeds(const std::vector<double>& s1,
                                    const std::vector<double>& s2) {
-  const whatif::PreparedTrace& t = trace_;
-  const size_t inst = t.num_instances();
-  const auto m = static_cast<size_t>(t.sequences.microbatches);
   std::vector<std::vector<double>> ratios(speed_.size());
-  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
-    const int32_t mb = t.sequences.node_microbatch[v];
-    if (mb < 0 || !trace::IsCompute(t.model.keys[v].type)) continue;
-    const int d = Direction(t.model.keys[v].type);
-    for (size_t i = 0; i < inst; ++i) {
-      const size_t cell = cells_.IndexOf(i, v);
-      const size_t at = i * m + static_cast<size_t>(mb);
-      const double fit =
-          Fit(cells_.all()[cell].place.pp, d).Of(s1[at], s2[at]);
-      if (fit > 0) ratios[cell].push_back(t.cost[t.Slot(v, i)] / fit);
-    }
-  }
+  ForEachOp([&](const MicrobatchOp& op) {
+    const double fit = fits_[op.fit].Of(s1[op.at], s2[op.at]);
+    if (fit > 0) ratios[op.cell].push_back(op.cost / fit);
+  });
   for (size_t c = 0; c < speed_.size(); ++c) {
     if (!ratios[c].empty()) speed_[c] = Median(&ratios[c]);
     if (!(speed_[c] > 0)) speed_[c] = 1.0;
@@ -188,21 +183,11 @@ BigVector<double> SequenceModel::Rewrite(const std::vector<double>& s1,
   std::vector<double> o1, o2;
   TracedSums(&o1, &o2);
   BigVector<double> cost(t.cost.begin(), t.cost.end());
-  const size_t inst = t.num_instances();
-  const auto m = static_cast<size_t>(t.sequences.microbatches);
-  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
-    const int32_t mb = t.sequences.node_microbatch[v];
-    if (mb < 0 || !trace::IsCompute(t.model.keys[v].type)) continue;
-    const int d = Direction(t.model.keys[v].type);
-    for (size_t i = 0; i < inst; ++i) {
-      const int32_t stage = cells_.Of(i, v).place.pp;
-      const CostFit& f = Fit(stage, d);
-      const size_t at = i * m + static_cast<size_t>(mb);
-      const double before = f.Of(o1[at], o2[at]);
-      const double after = f.Of(s1[at], s2[at]);
-      if (before > 0) cost[t.Slot(v, i)] *= after / before;
-    }
-  }
+  ForEachOp([&](const MicrobatchOp& op) {
+    const CostFit& f = fits_[op.fit];
+    const double before = f.Of(o1[op.at], o2[op.at]);
+    if (before > 0) cost[op.slot] *= f.Of(s1[op.at], s2[op.at]) / before;
+  });
   return cost;
 }
 

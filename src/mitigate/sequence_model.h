@@ -52,6 +52,14 @@ class SequenceModel {
   void TracedSums(std::vector<double>* s1, std::vector<double>* s2) const;
 
  private:
+  // A compute op of a microbatch: its slot, its worker (cell), its fit
+  // [stage * 2 + direction], its microbatch [instance * m + mb], its cost.
+  struct MicrobatchOp {
+    size_t slot, cell, fit, at;
+    double cost;
+  };
+  template <typename Visit>
+  void ForEachOp(const Visit& visit) const;
   void FitAll(const std::vector<double>& s1, const std::vector<double>& s2,
               double mean1, double mean2);
   void EstimateSpeeds(const std::vector<double>& s1,

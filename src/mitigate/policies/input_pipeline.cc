@@ -5,7 +5,6 @@
 // median, as more DataLoader workers and prefetching would.
 
 #include <algorithm>
-#include <set>
 
 #include "base/str_format.h"
 #include "mitigate/host_delays.h"
@@ -28,16 +27,8 @@ class InputPipeline final : public Policy {
     const whatif::PreparedTrace& t = job.trace;
     const HostDelays h = FindHostDelays(t, cells);
     const size_t steps = t.steps.size();
-    size_t stalls = 0;
-    double total = 0, longest = 0;
-    std::set<int32_t> ranks;
-    for (size_t at = 0; at < h.stall_per_step.size(); ++at) {
-      if (h.stall_per_step[at] < kHostDelayS) continue;
-      ++stalls;
-      total += h.stall_per_step[at];
-      longest = std::max(longest, h.stall_per_step[at]);
-      ranks.insert(cells.all()[at / steps].place.rank);
-    }
+    const DelayEvents events = EventsOf(h.stall_per_step, cells, steps);
+    const size_t stalls = events.sizes.size();
     if (stalls == 0) {
       *why = "no input stalls (every first forward starts within 5 ms of "
              "its median, no named data loading)";
@@ -50,7 +41,7 @@ class InputPipeline final : public Policy {
     }
     std::string where;
     size_t shown = 0;
-    for (int32_t r : ranks) {
+    for (int32_t r : events.ranks) {
       if (shown++ == 4) {
         where += ", ...";
         break;
@@ -65,8 +56,8 @@ class InputPipeline final : public Policy {
     p.evidence = StrFormat(
         "%zu input stalls on %zu rank(s) (longest %.1f ms, %.1f ms per step "
         "in all) before the step's first forward",
-        stalls, ranks.size(), longest * 1e3,
-        total / static_cast<double>(steps) * 1e3);
+        stalls, events.ranks.size(), events.longest * 1e3,
+        events.total / static_cast<double>(steps) * 1e3);
     p.effects.restart = true;
     p.effects.downtime_s = job.econ.restart_s;
     p.effects.semantics = Semantics::kIdentical;

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "base/median.h"
 #include "base/str_format.h"
@@ -32,29 +31,18 @@ class PlannedGc final : public Policy {
                                 std::string* why) const override {
     const whatif::PreparedTrace& t = job.trace;
     const HostDelays h = FindHostDelays(t, cells);
-    std::vector<double> pauses;
-    std::set<int32_t> ranks;
     const size_t steps = t.steps.size();
-    for (size_t at = 0; at < h.pause_per_step.size(); ++at) {
-      if (h.pause_per_step[at] >= kHostDelayS) {
-        pauses.push_back(h.pause_per_step[at]);
-        ranks.insert(cells.all()[at / steps].place.rank);
-      }
-    }
+    DelayEvents events = EventsOf(h.pause_per_step, cells, steps);
+    std::vector<double>& pauses = events.sizes;
     if (pauses.empty()) {
       *why = "no host pauses in the trace (no launch delay 5 ms above its "
              "op's median outside the input stalls)";
       return {};
     }
-    const double total = [&] {
-      double s = 0;
-      for (double x : pauses) s += x;
-      return s;
-    }();
-    const double longest = *std::max_element(pauses.begin(), pauses.end());
+    const size_t count = pauses.size();
     const double g = Median(&pauses);
     // Pauses per worker and step; one collection every `every` steps.
-    const double rate = static_cast<double>(pauses.size()) /
+    const double rate = static_cast<double>(count) /
                         static_cast<double>(h.pause_per_step.size());
     const auto every =
         static_cast<int64_t>(std::max(1.0, std::round(1.0 / rate)));
@@ -75,8 +63,8 @@ class PlannedGc final : public Policy {
         "%zu host pauses on %zu rank(s) (median %.1f ms, longest %.1f ms, "
         "%.1f ms per step in all): each rank pauses every %.1f steps; a "
         "synchronised collection costs %.1f ms every %lld steps",
-        pauses.size(), ranks.size(), g * 1e3, longest * 1e3,
-        total / static_cast<double>(steps) * 1e3, 1.0 / rate, g * 1e3,
+        count, events.ranks.size(), g * 1e3, events.longest * 1e3,
+        events.total / static_cast<double>(steps) * 1e3, 1.0 / rate, g * 1e3,
         static_cast<long long>(every));
     p.effects.restart = true;
     p.effects.downtime_s = job.econ.restart_s;
