@@ -110,7 +110,9 @@ bool Gentler(const PlanRow& a, const PlanRow& b) {
   return key(b) < key(a);
 }
 
-void Rank(double tie_gpu_hours, std::vector<PlanRow>* rows) {
+}  // namespace
+
+void RankRows(double tie_gpu_hours, std::vector<PlanRow>* rows) {
   std::stable_sort(rows->begin(), rows->end(),
                    [](const PlanRow& a, const PlanRow& b) {
                      if (a.within_noise != b.within_noise) {
@@ -139,6 +141,8 @@ void Rank(double tie_gpu_hours, std::vector<PlanRow>* rows) {
     }
   }
 }
+
+namespace {
 
 // What one policy gave: its best proposal, or why it has none.
 struct Outcome {
@@ -230,7 +234,7 @@ Result<Plan> MakePlan(const JobView& job, size_t threads) {
   }
   const double tie = static_cast<double>(job.econ.gpus) * plan.band_s /
                      base.step_s * job.econ.horizon_hours;
-  Rank(tie, &plan.rows);
+  RankRows(tie, &plan.rows);
   for (const auto& r : replayers) plan.replayed_ops += r->replayed_ops();
   return plan;
 }

@@ -22,6 +22,7 @@
 #define STRAG_SRC_MITIGATE_PLANNER_H_
 
 #include <cstddef>
+#include <vector>
 
 #include "base/status.h"
 #include "mitigate/job_view.h"
@@ -34,6 +35,10 @@ namespace strag::mitigate {
 inline constexpr double kReplayErrorShare = 0.013;
 
 Result<Plan> MakePlan(const JobView& job, size_t threads = 0);
+
+// The ranking rule above on priced rows; net gains closer than
+// `tie_gpu_hours` are a tie.
+void RankRows(double tie_gpu_hours, std::vector<PlanRow>* rows);
 
 }  // namespace strag::mitigate
 

@@ -2,6 +2,7 @@
 #include "mitigate/worker_work.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/median.h"
 
@@ -44,8 +45,16 @@ std::vector<double> SpeedFactors(const whatif::PreparedTrace& t,
       const double mean = stage_sum[s * steps + k] / stage_count[s];
       if (mean > 0) ratios.push_back(per_step[c * steps + k] / mean);
     }
-    if (!ratios.empty()) factor[c] = Median(&ratios);
-    if (!(factor[c] > 0)) factor[c] = 1.0;  // a worker without compute
+    if (ratios.empty()) continue;
+    const double count = static_cast<double>(ratios.size());
+    const double median = Median(&ratios);
+    // Only a speed the steps' own spread cannot explain: the median off 1
+    // by three standard errors (of a median: 1.25 sigma / sqrt(n), sigma
+    // from the MAD).
+    for (double& x : ratios) x = std::abs(x - median);
+    const double sigma = 1.4826 * Median(&ratios);
+    const double se = 1.2533 * sigma / std::sqrt(count);
+    if (median > 0 && std::abs(median - 1) > 3 * se) factor[c] = median;
   }
   return factor;
 }

@@ -21,8 +21,9 @@ std::vector<double> ComputePerStep(const whatif::PreparedTrace& trace,
 
 // Per cell: its speed against its PP stage: the median over steps of its
 // compute over the mean compute of its stage's cells in the step (1: a
-// typical worker, 2: twice as slow). A persistent property of the machine,
-// which moving work between workers does not change.
+// typical worker, 2: twice as slow), or 1 when that median is within three
+// standard errors of 1 (the work a worker happened to draw is not speed). A
+// persistent property of the machine, which moving work does not change.
 std::vector<double> SpeedFactors(const whatif::PreparedTrace& trace,
                                  const Cells& cells,
                                  const std::vector<double>& per_step);

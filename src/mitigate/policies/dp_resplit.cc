@@ -2,7 +2,8 @@
 // dp_resplit: give a persistently slow DP replica fewer microbatches and the
 // others more (Greyhound S2; reference: mitigations.md §5.1, with the
 // greedy min-max allocation instead of its variance QP). Replica i's step
-// takes about (n_i + p - 1) t_i for n_i microbatches of t_i each (1F1B);
+// takes about (n_i + p - 1) t_i for n_i microbatches of t_i each (1F1B),
+// t_i its slowest stage's microbatch at its workers' persistent speed;
 // units go one by one to the replica that would finish first. Replayed as
 // each replica's compute scaled by n_i / m (exact for p = 1; with a
 // pipeline the fill and drain change too).
@@ -37,14 +38,26 @@ class DpResplit final : public Policy {
     const auto dp = static_cast<size_t>(t.dp);
     const size_t steps = t.steps.size();
     const int32_t m = Microbatches(t);
+    // t_i: the replica's slowest stage per microbatch, at the replica's
+    // persistent speed on that stage (SpeedFactors: medians over steps, so
+    // the sequences a replica happened to draw do not count as slowness).
     const std::vector<double> per_step = ComputePerStep(t, cells);
-    // t_i: the replica's slowest stage, per microbatch, over the steps.
+    const std::vector<double> speed = SpeedFactors(t, cells, per_step);
+    std::vector<double> stage_work(static_cast<size_t>(t.pp), 0.0);
+    for (size_t c = 0; c < cells.all().size(); ++c) {
+      for (size_t k = 0; k < steps; ++k) {
+        stage_work[static_cast<size_t>(cells.all()[c].model_stage)] +=
+            per_step[c * steps + k] / speed[c];
+      }
+    }
     std::vector<double> unit(dp, 0.0);
     for (size_t c = 0; c < cells.all().size(); ++c) {
-      double sum = 0;
-      for (size_t k = 0; k < steps; ++k) sum += per_step[c * steps + k];
-      const auto d = static_cast<size_t>(cells.all()[c].model_dp);
-      unit[d] = std::max(unit[d], sum / static_cast<double>(steps * m));
+      const Cell& cell = cells.all()[c];
+      const double per_mb =
+          stage_work[static_cast<size_t>(cell.model_stage)] /
+          static_cast<double>(dp * steps * static_cast<size_t>(m));
+      const auto d = static_cast<size_t>(cell.model_dp);
+      unit[d] = std::max(unit[d], speed[c] * per_mb);
     }
     const std::vector<int32_t> n =
         GreedyUnits(unit, int64_t{m} * t.dp, static_cast<double>(t.pp - 1));
