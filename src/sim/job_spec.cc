@@ -83,7 +83,8 @@ constexpr std::string_view kRootKeys[] = {"job",       "model", "compute",
 // clang-format off
 constexpr std::string_view kJobKeys[] = {
     "dp", "pp", "tp", "cp", "vpp", "microbatches", "steps", "seed",
-    "gpus_per_node", "gpu_hour_usd", "backup_workers"};
+    "gpus_per_node", "gpu_hour_usd", "backup_workers",
+    "microbatches_per_replica"};
 // clang-format on
 constexpr std::string_view kModelKeys[] = {"layers", "loss_layer_cost"};
 constexpr std::string_view kComputeKeys[] = {"forward_ms", "backward_ms",
@@ -400,6 +401,20 @@ Status SpecReader::ReadJob(const YamlNode& node, JobSection* job) {
   RETURN_IF_ERROR(Read(node, path, "seed", &job->seed));
   RETURN_IF_ERROR(Read(node, path, "gpus_per_node", &job->gpus_per_node));
   RETURN_IF_ERROR(Read(node, path, "gpu_hour_usd", &job->gpu_hour_usd));
+  if (const YamlNode* list = Get(node, path, "microbatches_per_replica")) {
+    if (list->kind != YKind::kList || list->children.empty()) {
+      return Error(list->line, "job.microbatches_per_replica",
+                   "expected a list of microbatch counts, found " +
+                       Found(*list));
+    }
+    for (size_t i = 0; i < list->children.size(); ++i) {
+      const YamlNode& item = list->children[i];
+      const std::string item_path = Index("job.microbatches_per_replica", i);
+      (*written_)[item_path] = {item.line, item.text};
+      ASSIGN_OR_RETURN(const int32_t n, Convert<int32_t>(item, item_path));
+      job->microbatches_per_replica.push_back(n);
+    }
+  }
   return Read(node, path, "backup_workers", &job->backup_workers);
 }
 

@@ -60,6 +60,10 @@ struct JobSection {
   // DP backup workers: each DP collective proceeds with the first `dp` of
   // dp + backup_workers replicas (the job has dp + backup_workers replicas).
   int32_t backup_workers = 0;
+  // Microbatches of each DP replica (the planner's dp_resplit as ground
+  // truth); empty: `microbatches` each. A replica with n < microbatches runs
+  // microbatches n.. as empty (zero compute).
+  std::vector<int32_t> microbatches_per_replica = {};
 };
 
 struct ModelSection {

@@ -245,7 +245,13 @@ TEST(JobSpecTest, Errors) {
       {"job:\n  dp: 2\n  dpp: 3\n",
        "bad.yaml: line 3: job.dpp: unknown key (allowed: dp, pp, tp, cp, vpp, "
        "microbatches, steps, seed, gpus_per_node, gpu_hour_usd, "
-       "backup_workers)"},
+       "backup_workers, microbatches_per_replica)"},
+      {"job: {dp: 2, microbatches: 4, microbatches_per_replica: [4]}\n",
+       "bad.yaml: line 1: job.microbatches_per_replica: [4] needs one count "
+       "per DP replica (dp 2)"},
+      {"job: {dp: 2, microbatches: 4, microbatches_per_replica: [4, 5]}\n",
+       "bad.yaml: line 1: job.microbatches_per_replica[1]: 5 must be between "
+       "1 and microbatches (4)"},
       {"job: 5\n", "bad.yaml: line 1: job: expected a map, found 5"},
       {"job: {dp: abc}\n", "bad.yaml: line 1: job.dp: \"abc\" is not a number"},
       {"job: {dp: \"8\"}\n", "bad.yaml: line 1: job.dp: \"8\" is not a number"},

@@ -187,6 +187,22 @@ Status Validator::CheckJob() {
                "(interleaved 1F1B) needs microbatches divisible by pp: " +
                    Fmt(j.microbatches) + " is not a multiple of " + Fmt(j.pp));
   }
+  const std::vector<int32_t>& per = j.microbatches_per_replica;
+  if (!per.empty() && per.size() != static_cast<size_t>(j.dp)) {
+    return Bad("job.microbatches_per_replica", FmtList(per),
+               "needs one count per DP replica (dp " + Fmt(j.dp) + ")");
+  }
+  for (size_t i = 0; i < per.size(); ++i) {
+    if (per[i] < 1 || per[i] > j.microbatches) {
+      return Bad(Index("job.microbatches_per_replica", i), Fmt(per[i]),
+                 "must be between 1 and microbatches (" +
+                     Fmt(j.microbatches) + ")");
+    }
+  }
+  if (!per.empty() && (j.backup_workers > 0 || j.vpp > 1)) {
+    return Bad("job.microbatches_per_replica", FmtList(per),
+               "cannot be combined with backup_workers or vpp > 1");
+  }
   if (j.backup_workers > 0 && j.pp != 1) {
     return Bad("job.backup_workers", Fmt(j.backup_workers),
                "needs pp 1 (a backup replaces a whole DP replica), found pp " +

@@ -290,12 +290,15 @@ class JobFiller {
       const double base = ms * kMs * stage_factor_[stage] / spec_.job.vpp;
       const auto mb =
           static_cast<size_t>(std::max(job_.schedule.microbatch[v], 0));
+      const std::vector<int32_t>& per = spec_.job.microbatches_per_replica;
       for (size_t l = 0; l < lanes_; ++l) {
         const size_t k = l / dp, d = l % dp;
         const double x = base * seq_factor_[l * static_cast<size_t>(m_) + mb] *
                          slow_[(k * dp + d) * pp + stage];
         row[l] =
             ApplyNoise(spec_.compute.noise, x, {seed, kComputeNoise, v, k, d});
+        // A replica with fewer microbatches runs the surplus empty.
+        if (d < per.size() && mb >= static_cast<size_t>(per[d])) row[l] = 0;
       }
       return;
     }

@@ -94,8 +94,11 @@ class DpResplit final : public Policy {
         "re-split each step's microbatches across DP replicas (%s; the "
         "others %d) and weight each replica's loss by n_i / %d",
         moved.c_str(), m, m);
-    p.params = "microbatches=" + std::to_string(n[slowest]) + "@" +
-               std::to_string(slowest);
+    p.params = "microbatches=[";
+    for (size_t d = 0; d < dp; ++d) {
+      p.params += (d ? "," : "") + std::to_string(n[d]);
+    }
+    p.params += "]";
     std::vector<double> sorted = unit;
     std::sort(sorted.begin(), sorted.end());
     p.evidence = StrFormat(
