@@ -146,8 +146,9 @@ Partition LptWithCap(std::span<const double> cost, std::span<const double> size,
 }
 
 Partition BestPartition(std::span<const double> cost, int32_t k) {
-  Partition kk = KarmarkarKarp(cost, k);
   Partition lpt = LptPartition(cost, k);
+  if (static_cast<double>(cost.size()) * k > kMaxKkCells) return lpt;
+  Partition kk = KarmarkarKarp(cost, k);
   return lpt.makespan < kk.makespan ? lpt : kk;
 }
 

@@ -40,6 +40,10 @@ Partition LptWithCap(std::span<const double> cost, std::span<const double> size,
                      int32_t k, double cap, int64_t* overflow);
 
 // The better (smaller makespan) of LPT and KK, as the balancing policy uses.
+// KK holds k subsets per item: past kMaxKkCells items x bins it is left out
+// (LPT alone; with that many items per bin LPT is within a hair of the
+// bound).
+inline constexpr double kMaxKkCells = 4e6;
 Partition BestPartition(std::span<const double> cost, int32_t k);
 
 // Min-max contiguous partition of a chain of items into exactly `parts`

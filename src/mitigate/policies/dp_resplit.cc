@@ -79,8 +79,14 @@ class DpResplit final : public Policy {
     }
     std::string moved;
     size_t shown = 0, changed = 0;
-    const size_t slowest = static_cast<size_t>(
-        std::max_element(unit.begin(), unit.end()) - unit.begin());
+    // The replica that gives up the most microbatches (the slowest of
+    // those).
+    size_t slowest = 0;
+    for (size_t d = 1; d < dp; ++d) {
+      if (n[d] < n[slowest] || (n[d] == n[slowest] && unit[d] > unit[slowest])) {
+        slowest = d;
+      }
+    }
     for (size_t d = 0; d < dp; ++d) {
       if (n[d] == m) continue;
       ++changed;
@@ -102,8 +108,9 @@ class DpResplit final : public Policy {
     std::vector<double> sorted = unit;
     std::sort(sorted.begin(), sorted.end());
     p.evidence = StrFormat(
-        "replica %zu computes %.2fx the median replica per microbatch", slowest,
-        unit[slowest] / sorted[sorted.size() / 2]);
+        "replica %zu computes %.3fx the median replica per microbatch (at "
+        "its workers' persistent speed)",
+        slowest, unit[slowest] / sorted[sorted.size() / 2]);
     p.effects.semantics = Semantics::kIdentical;
     p.effects.restart = true;
     p.effects.downtime_s = job.econ.restart_s;
