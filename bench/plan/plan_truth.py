@@ -148,6 +148,18 @@ def case_resplit(pp):
     return base % "", fixed
 
 
+def case_drop():
+    base = (JOB % (8, 2, 8, 40, 29, "%s") +
+            "compute: {forward_ms: 10, backward_ms: 20, noise: {dist: lognormal, sigma: 0.02}}\n"
+            "sequences: {dist: lognormal, median: 2048, sigma: 0.8, max: 32768, "
+            "per_microbatch: 2, quadratic: 0.0005}\n"
+            "comm: {p2p_ms: 0.2, dp_reducescatter_ms: 3}\n")
+
+    def fixed(r):
+        return base % (", drop_slowest: " + r["params"].split("=")[1])
+    return base % "", fixed
+
+
 CASES = [
     ("long sequences, balanced across DP", "sequence_balance", "D",
      lambda: case_sequences("dp", 2)),
@@ -162,10 +174,11 @@ CASES = [
      lambda: case_resplit(1)),
     ("slow replica, microbatches re-split (pp 2)", "dp_resplit", "G",
      lambda: case_resplit(2)),
+    ("long sequences, slowest microbatches dropped", "drop_slowest", "D",
+     case_drop),
 ]
 
 NOT_SIMULATED = [
-    ("drop_slowest", "the simulator cannot drop microbatches"),
     ("async_staleness", "the simulator has no asynchronous updates"),
 ]
 

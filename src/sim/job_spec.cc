@@ -84,7 +84,7 @@ constexpr std::string_view kRootKeys[] = {"job",       "model", "compute",
 constexpr std::string_view kJobKeys[] = {
     "dp", "pp", "tp", "cp", "vpp", "microbatches", "steps", "seed",
     "gpus_per_node", "gpu_hour_usd", "backup_workers",
-    "microbatches_per_replica"};
+    "microbatches_per_replica", "drop_slowest"};
 // clang-format on
 constexpr std::string_view kModelKeys[] = {"layers", "loss_layer_cost"};
 constexpr std::string_view kComputeKeys[] = {"forward_ms", "backward_ms",
@@ -415,6 +415,7 @@ Status SpecReader::ReadJob(const YamlNode& node, JobSection* job) {
       job->microbatches_per_replica.push_back(n);
     }
   }
+  RETURN_IF_ERROR(Read(node, path, "drop_slowest", &job->drop_slowest));
   return Read(node, path, "backup_workers", &job->backup_workers);
 }
 

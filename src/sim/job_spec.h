@@ -64,6 +64,9 @@ struct JobSection {
   // truth); empty: `microbatches` each. A replica with n < microbatches runs
   // microbatches n.. as empty (zero compute).
   std::vector<int32_t> microbatches_per_replica = {};
+  // The planner's drop_slowest as ground truth: in each step the k
+  // (replica, microbatch) pairs of most compute run empty.
+  int32_t drop_slowest = 0;
 };
 
 struct ModelSection {

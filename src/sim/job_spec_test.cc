@@ -245,7 +245,10 @@ TEST(JobSpecTest, Errors) {
       {"job:\n  dp: 2\n  dpp: 3\n",
        "bad.yaml: line 3: job.dpp: unknown key (allowed: dp, pp, tp, cp, vpp, "
        "microbatches, steps, seed, gpus_per_node, gpu_hour_usd, "
-       "backup_workers, microbatches_per_replica)"},
+       "backup_workers, microbatches_per_replica, drop_slowest)"},
+      {"job: {dp: 2, microbatches: 2, drop_slowest: 4}\n",
+       "bad.yaml: line 1: job.drop_slowest: 4 must be between 0 and dp x "
+       "microbatches - 1 (3)"},
       {"job: {dp: 2, microbatches: 4, microbatches_per_replica: [4]}\n",
        "bad.yaml: line 1: job.microbatches_per_replica: [4] needs one count "
        "per DP replica (dp 2)"},

@@ -199,6 +199,12 @@ Status Validator::CheckJob() {
                      Fmt(j.microbatches) + ")");
     }
   }
+  if (j.drop_slowest < 0 ||
+      int64_t{j.drop_slowest} >= int64_t{j.dp} * j.microbatches) {
+    return Bad("job.drop_slowest", Fmt(j.drop_slowest),
+               "must be between 0 and dp x microbatches - 1 (" +
+                   Fmt(int64_t{j.dp} * j.microbatches - 1) + ")");
+  }
   if (!per.empty() && (j.backup_workers > 0 || j.vpp > 1)) {
     return Bad("job.microbatches_per_replica", FmtList(per),
                "cannot be combined with backup_workers or vpp > 1");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 #include <string>
 
 #include "base/f32.h"
@@ -105,6 +106,7 @@ class JobFiller {
     PrecomputeFactors();
     for (size_t v = 0; v < job_.num_nodes(); ++v)
       CostRow(v, cost->data() + v * lanes_);
+    DropSlowest(cost);
     for (size_t i = 0; i < spec_.stragglers.size(); ++i) {
       if (static_cast<int64_t>(i) == skip_) continue;
       const StragglerSpec& st = spec_.stragglers[i];
@@ -137,6 +139,49 @@ class JobFiller {
     stage_factor_.resize(layers.size());
     for (size_t s = 0; s < layers.size(); ++s) {
       stage_factor_[s] = layers[s] / (total / pp);
+    }
+  }
+
+  // job.drop_slowest: in each step the k (replica, microbatch) pairs of
+  // most compute (forwards and backwards of every stage) lose it (the
+  // planner's drop_slowest as ground truth).
+  void DropSlowest(BigVector<double>* cost) const {
+    const auto k = static_cast<size_t>(spec_.job.drop_slowest);
+    if (k == 0) return;
+    const auto dp = static_cast<size_t>(layout_.dp);
+    const auto m = static_cast<size_t>(m_);
+    const size_t n = job_.num_nodes();
+    std::vector<double> work(dp * m);
+    std::vector<size_t> order(dp * m);
+    std::vector<uint8_t> dropped(dp * m);
+    for (size_t step = 0; step < job_.steps.size(); ++step) {
+      std::fill(work.begin(), work.end(), 0.0);
+      for (size_t v = 0; v < n; ++v) {
+        const int32_t mb = job_.schedule.microbatch[v];
+        if (mb < 0 || !trace::IsCompute(job_.schedule.model.keys[v].type)) {
+          continue;
+        }
+        for (size_t d = 0; d < dp; ++d) {
+          work[d * m + static_cast<size_t>(mb)] +=
+              (*cost)[v * lanes_ + step * dp + d];
+        }
+      }
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return work[a] > work[b]; });
+      std::fill(dropped.begin(), dropped.end(), 0);
+      for (size_t q = 0; q < k && q < order.size(); ++q) dropped[order[q]] = 1;
+      for (size_t v = 0; v < n; ++v) {
+        const int32_t mb = job_.schedule.microbatch[v];
+        if (mb < 0 || !trace::IsCompute(job_.schedule.model.keys[v].type)) {
+          continue;
+        }
+        for (size_t d = 0; d < dp; ++d) {
+          if (dropped[d * m + static_cast<size_t>(mb)]) {
+            (*cost)[v * lanes_ + step * dp + d] = 0;
+          }
+        }
+      }
     }
   }
 
