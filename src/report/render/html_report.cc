@@ -325,9 +325,10 @@ void Summary(std::string* out, const Report& in) {
       "</dl>\n";
   const std::string next = in.plan ? NextStep(*in.plan) : "";
   *out += next.empty()
-              ? "<p class=\"note\">Next: balance the work, find where "
-                "synchronization waits, separate compute from communication, "
-                "persistent or transient, then choose a mitigation.</p>\n"
+              ? "<p class=\"note\">Next: <code>strag plan</code> (or "
+                "<code>--plan</code>) prices every fix of the playbook on this "
+                "job: balance the work, backups, drop or async, replace a "
+                "node.</p>\n"
               : "<p class=\"note\" id=\"next\">Next: " + Escape(next) +
                     " (<a href=\"#plan\">plan</a>).</p>\n";
 }

@@ -115,9 +115,9 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
   }
   const std::string next = plan ? NextStep(*plan) : "";
   *out += next.empty()
-              ? "  next: balance the work, find where synchronization waits, "
-                "separate compute from communication, persistent or "
-                "transient, then choose a mitigation\n\n"
+              ? "  next: `strag plan` (or --plan) prices every fix of the "
+                "playbook on this job: balance the work, backups, drop or "
+                "async, replace a node\n\n"
               : "  next: " + next + " (plan below)\n\n";
 }
 
