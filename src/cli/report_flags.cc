@@ -55,6 +55,8 @@ const char kReportFlagsUsage[] =
     "  --checkpoint-interval-min M  minutes between checkpoints: a restart\n"
     "                        loses half (default 60)\n"
     "  --restart-min M       minutes a restart takes (default 10)\n"
+    "  --token-cap N         tokens a microbatch may hold when sequences are\n"
+    "                        repacked (default: the largest traced one)\n"
     "  --quiet               print nothing (with --json)\n"
     "  FILE of --json, --html, --perfetto: '-' is standard output (one of\n"
     "  them at most; the summary then goes to stderr). Every output is whole\n"
@@ -142,12 +144,12 @@ Result<std::optional<report::PlanOptions>> ParsePlanOptions(const Flags& flags,
                                                             bool always) {
   const bool given = flags.Has("layers") ||
                      flags.Has("checkpoint-interval-min") ||
-                     flags.Has("restart-min");
+                     flags.Has("restart-min") || flags.Has("token-cap");
   if (!always && !flags.Has("plan")) {
     if (given) {
       return InvalidInput(
-          "flags --layers, --checkpoint-interval-min and --restart-min need "
-          "--plan (or strag plan)");
+          "flags --layers, --checkpoint-interval-min, --restart-min and "
+          "--token-cap need --plan (or strag plan)");
     }
     return std::optional<report::PlanOptions>();
   }
@@ -158,6 +160,9 @@ Result<std::optional<report::PlanOptions>> ParsePlanOptions(const Flags& flags,
   ASSIGN_OR_RETURN(const double ckpt,
                    Minutes(flags, "checkpoint-interval-min", 60));
   ASSIGN_OR_RETURN(const double restart, Minutes(flags, "restart-min", 10));
+  ASSIGN_OR_RETURN(const std::optional<int64_t> cap,
+                   flags.GetInt("token-cap", 1, int64_t{1} << 40));
+  o.token_cap = cap.value_or(0);
   o.checkpoint_interval_s = 60 * ckpt;
   o.restart_s = 60 * restart;
   return std::optional<report::PlanOptions>(o);
@@ -167,7 +172,7 @@ void AddReportFlags(FlagSpec* spec) {
   for (const char* f :
        {"json", "html", "perfetto", "perfetto-steps", "fix", "unfix", "pool",
         "top", "threads", "gpus", "days", "hours", "usd-per-gpu-hour",
-        "layers", "checkpoint-interval-min", "restart-min"}) {
+        "layers", "checkpoint-interval-min", "restart-min", "token-cap"}) {
     spec->with_value.insert(f);
   }
   spec->booleans.insert("quiet");

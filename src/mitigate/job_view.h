@@ -84,6 +84,9 @@ struct JobView {
   // Transformer layers, total or per stage (`--layers`, or the metadata's
   // num_layers / layers_per_stage); empty when unknown.
   std::vector<int32_t> layers;
+  // Tokens a microbatch may hold (`--token-cap`); 0: the largest traced
+  // microbatch's (activation memory as today).
+  int64_t token_cap = 0;
 };
 
 // True for the op types whose duration is work on the device (forward,

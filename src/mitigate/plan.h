@@ -65,6 +65,7 @@ struct Plan {
   double usd_per_gpu_hour = 0;
   double horizon_hours = 0;
   double checkpoint_interval_s = 0, restart_s = 0;
+  int64_t token_cap = 0;  // JobView::token_cap
   std::vector<PlanRow> rows;            // ranked, best first
   std::vector<SkippedPolicy> skipped;   // policies that do not apply
   uint64_t replayed_ops = 0;

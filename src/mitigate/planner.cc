@@ -187,6 +187,7 @@ Result<Plan> MakePlan(const JobView& job, size_t threads) {
   plan.horizon_hours = job.econ.horizon_hours;
   plan.checkpoint_interval_s = job.econ.checkpoint_interval_s;
   plan.restart_s = job.econ.restart_s;
+  plan.token_cap = job.token_cap;
 
   const std::vector<std::unique_ptr<Policy>> policies = AllPolicies();
   std::vector<Outcome> outcomes(policies.size());

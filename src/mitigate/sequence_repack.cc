@@ -26,7 +26,7 @@ Proposal RepackProposal(const JobView& job, const Cells& cells,
   const whatif::SequenceLengths& q = t.sequences;
   const auto m = static_cast<size_t>(q.microbatches);
   const auto dp = static_cast<size_t>(t.dp);
-  double cap = 0;
+  double cap = 0;  // the largest traced microbatch, or the user's cap
   for (size_t k = 0; k + 1 < q.offsets.size(); ++k) {
     double tokens = 0;
     for (uint64_t j = q.offsets[k]; j < q.offsets[k + 1]; ++j) {
@@ -34,6 +34,8 @@ Proposal RepackProposal(const JobView& job, const Cells& cells,
     }
     cap = std::max(cap, tokens);
   }
+  const bool given = job.token_cap > 0;
+  if (given) cap = static_cast<double>(job.token_cap);
   std::vector<double> s1(dp * m * t.steps.size(), 0.0), s2(s1.size(), 0.0);
   std::vector<std::vector<int32_t>> step(dp * m);
   double worst_gap = 0;
@@ -83,20 +85,31 @@ Proposal RepackProposal(const JobView& job, const Cells& cells,
                                 100 * worst_gap)
                     : std::string());
   if (overflow > 0) {
-    p.evidence += StrFormat("; %lld sequence(s) longer than the cap's room",
-                            static_cast<long long>(overflow));
+    p.evidence += StrFormat(
+        "; %lld sequence(s) found no microbatch with room under the cap and "
+        "went to the emptiest",
+        static_cast<long long>(overflow));
   }
   p.effects.restart = true;
   p.effects.downtime_s = job.econ.restart_s;
   p.effects.semantics =
       across_replicas ? Semantics::kDataOrder : Semantics::kIdentical;
+  const std::string memory =
+      overflow > 0
+          ? StrFormat("some microbatches exceed the cap of %.0f tokens (a "
+                      "sequence found no room): more activation memory",
+                      cap)
+      : given ? StrFormat("no microbatch holds more than the %.0f tokens of "
+                          "--token-cap",
+                          cap)
+              : "no microbatch holds more tokens than today's largest: "
+                "activation memory as today";
   p.effects.caveat =
       across_replicas
           ? "samples move between ranks: normalise the loss per token over "
-            "the global batch (Megatron --calculate-per-token-loss); no "
-            "microbatch holds more tokens than today's largest"
-          : "no microbatch holds more tokens than today's largest: "
-            "activation memory as today";
+            "the global batch (Megatron --calculate-per-token-loss); " +
+                memory
+          : memory;
   return p;
 }
 

@@ -70,6 +70,7 @@ Result<mitigate::Plan> PlanOf(const ReportInput& in, const Report& report,
                .checkpoint_interval_s = options.plan->checkpoint_interval_s,
                .restart_s = options.plan->restart_s},
       .layers = std::move(layers),
+      .token_cap = options.plan->token_cap,
   };
   return mitigate::MakePlan(job, options.whatif.threads);
 }

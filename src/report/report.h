@@ -50,6 +50,7 @@ struct PlanOptions {
   std::vector<int32_t> layers = {};
   double checkpoint_interval_s = 3600;  // progress lost on a restart: half
   double restart_s = 600;               // stop, reschedule, load, warm up
+  int64_t token_cap = 0;  // tokens per microbatch; 0: the largest traced
 };
 
 struct ReportOptions {

@@ -147,6 +147,7 @@ class FlagsTest(unittest.TestCase):
                 (("plan", example, "--layers", "8,x"), '"x" is not a layer count'),
                 (("plan", example, "--restart-min", "-1"), "--restart-min"),
                 (("analyze", example, "--layers", "8"), "need --plan"),
+                (("plan", example, "--token-cap", "0"), "--token-cap"),
                 (("plan",), "plan needs one ops CSV")]:
             result = run(*args)
             self.assertEqual(result.returncode, 2, result.stderr)

@@ -84,6 +84,7 @@ void WritePlan(JsonWriter* w, const mitigate::Plan& p) {
   w->Field("horizon_hours", p.horizon_hours);
   w->Field("checkpoint_interval_s", p.checkpoint_interval_s);
   w->Field("restart_s", p.restart_s);
+  w->FieldInt("token_cap", p.token_cap);
   w->Key("fixes");
   w->BeginArray();
   size_t rank = 0;
