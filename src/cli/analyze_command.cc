@@ -180,8 +180,8 @@ Status RunPlan(const std::vector<std::string>& args) {
 std::string PlanUsage() {
   std::string usage = AnalyzeUsage();
   usage.replace(0, usage.find('\n'),
-                "usage: strag plan TRACE [options]: every mitigation priced "
-                "by replay, ranked (docs/formats/plan-json.md)");
+                "usage: strag plan TRACE [options]   (every mitigation priced "
+                "by replay and ranked: docs/plan.md)");
   const std::string second = "       strag analyze ";
   const size_t at = usage.find(second);
   if (at != std::string::npos) usage.replace(at, second.size(), "       strag plan ");
