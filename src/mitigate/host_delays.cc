@@ -14,6 +14,7 @@ HostDelays FindHostDelays(const whatif::PreparedTrace& t, const Cells& cells) {
   HostDelays h;
   h.stall.assign(n * inst, 0.0f);
   h.pause.assign(n * inst, 0.0f);
+  h.pause_in_cost.assign(n * inst, 0.0f);
   h.median.assign(n, 0.0f);
   h.stall_per_step.assign(num_cells * steps, 0.0);
   h.pause_per_step.assign(num_cells * steps, 0.0);
@@ -56,9 +57,67 @@ HostDelays FindHostDelays(const whatif::PreparedTrace& t, const Cells& cells) {
       pause_share[c] = static_cast<float>(std::min(1.0, expected / first[c]));
     }
   }
-  // Profiler traces name data loading per (worker, step): that much of the
-  // worker's delays in the step are stalls, the rest pauses.
-  std::vector<float> loading = ranks ? t.data_loading_s : std::vector<float>{};
+  auto add = [&](size_t slot, size_t at, float stall, float pause) {
+    h.stall[slot] += stall;
+    h.pause[slot] += pause;
+    h.stall_per_step[at] += stall;
+    h.pause_per_step[at] += pause;
+  };
+  // Profiler traces name data loading and GC per (worker, step): that much
+  // of the worker's launch delays in the step are stalls (from its first
+  // ops on) and pauses (from its longest delays on), whether or not they
+  // recur every step (a pause every step is the op's median delay). Any op
+  // of the worker: the host that stalls delays its collectives too.
+  std::vector<float> used(n * inst, 0.0f);
+  if (ranks) {
+    std::vector<std::vector<graph::NodeId>> nodes_of(num_cells);
+    for (graph::NodeId v = 0; v < n; ++v) {
+      nodes_of[cells.IndexOf(0, v)].push_back(v);
+    }
+    std::vector<size_t> order;
+    for (size_t c = 0; c < num_cells; ++c) {
+      for (size_t k = 0; k < steps; ++k) {
+        const size_t at = c * steps + k;
+        float loading = at < t.data_loading_s.size() ? t.data_loading_s[at] : 0;
+        float gc = at < t.gc_s.size() ? t.gc_s[at] : 0;
+        order.clear();
+        for (graph::NodeId v : nodes_of[c]) {
+          const size_t slot = t.Slot(v, k);  // ranks: instance = step
+          const float take =
+              std::min(std::max(t.launch_delay[slot], 0.0f), loading);
+          loading -= take;
+          used[slot] += take;
+          add(slot, at, take, 0);
+          order.push_back(slot);
+        }
+        std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+          return t.launch_delay[x] - used[x] > t.launch_delay[y] - used[y];
+        });
+        for (size_t slot : order) {
+          const float take =
+              std::min(std::max(t.launch_delay[slot] - used[slot], 0.0f), gc);
+          gc -= take;
+          used[slot] += take;
+          add(slot, at, 0, take);
+        }
+        // The rest ran inside a compute segment (between two of its ops):
+        // from the longest segments of the step.
+        std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+          return t.cost[x] > t.cost[y];
+        });
+        for (size_t slot : order) {
+          if (gc <= 0) break;
+          if (!IsComputeType(t.model.keys[slot / inst].type)) continue;
+          const auto take = static_cast<float>(
+              std::min(static_cast<double>(gc), t.cost[slot]));
+          gc -= take;
+          h.pause_in_cost[slot] += take;
+          h.pause_per_step[at] += take;
+        }
+      }
+    }
+  }
+  // What no name explains: delays past the op's median.
   for (graph::NodeId v = 0; v < n; ++v) {
     const graph::OpKey& key = t.model.keys[v];
     // Comm ops are posted when the program reaches them (a recv early or
@@ -69,20 +128,11 @@ HostDelays FindHostDelays(const whatif::PreparedTrace& t, const Cells& cells) {
                           key.seq_id == 0;
     for (size_t i = 0; i < inst; ++i) {
       const size_t slot = t.Slot(v, i);
-      const float excess = t.launch_delay[slot] - h.median[v];
+      const float excess = t.launch_delay[slot] - used[slot] - h.median[v];
       if (excess < kHostDelayS) continue;
       const size_t cell = cells.IndexOf(i, v);
-      const size_t at = cell * steps + cells.StepOf(i);
-      float stall = at_first ? excess * (1.0f - pause_share[cell]) : 0.0f;
-      // ranks: worker index == cell index (one cell per model stage)
-      if (at < loading.size() && loading[at] > 0) {
-        stall = std::min(excess, loading[at]);
-        loading[at] -= stall;
-      }
-      h.stall[slot] = stall;
-      h.pause[slot] = excess - stall;
-      h.stall_per_step[at] += stall;
-      h.pause_per_step[at] += excess - stall;
+      const float stall = at_first ? excess * (1.0f - pause_share[cell]) : 0.0f;
+      add(slot, cell * steps + cells.StepOf(i), stall, excess - stall);
     }
   }
   return h;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Host delays: the launch delays of compute ops above what the op usually
-// waits (a comm op's launch delay says when it was posted, not that the
-// host paused), split into input stalls and pauses (GC, Python). Profiler
-// traces name data loading; in an ops CSV a stall delays a worker's first
+// Host delays: the launch delays the host is to blame for, split into input stalls and pauses (GC, Python). Profiler
+// traces name data loading and GC (those count whole, on any op of the
+// rank, even when they recur every step); the rest counts on compute ops
+// past the op's median (a comm op's launch delay in an ops CSV says when it
+// was posted, not that the host paused). In an ops CSV a stall
+// delays a worker's first
 // forward of a step, where a pause also falls one time in F (F forwards per
 // step): the job's pauses at the other forwards say how many of a worker's
 // first-forward delays are pauses. Shared by planned_gc and input_pipeline.
@@ -27,6 +29,9 @@ struct HostDelays {
   // median launch delay, split.
   std::vector<float> stall;  // input stalls
   std::vector<float> pause;  // pauses
+  // Named GC the trace counts inside an op's duration (profiler traces:
+  // the collection ran between two ops of one compute segment), s.
+  std::vector<float> pause_in_cost;
   std::vector<float> median;  // per node: its median launch delay
   // Per (cell, step) [cell * steps + step], s.
   std::vector<double> stall_per_step;

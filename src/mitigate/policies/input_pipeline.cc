@@ -55,7 +55,8 @@ class InputPipeline final : public Policy {
     p.params = "stalls=" + std::to_string(stalls);
     p.evidence = StrFormat(
         "%zu input stalls on %zu rank(s) (longest %.1f ms, %.1f ms per step "
-        "in all) before the step's first forward",
+        "in all): data loading the trace names, or delays of a step's first "
+        "forward",
         stalls, events.ranks.size(), events.longest * 1e3,
         events.total / static_cast<double>(steps) * 1e3);
     p.effects.restart = true;
