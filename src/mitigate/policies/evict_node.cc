@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // evict_node: replace the node of the worst worker with a spare (reference:
 // mitigations.md §5). The node's workers keep their work and lose their
-// slowness: each op over the worker's median ratio to the same ops of its
-// DP peers (compute and communication apart); a worker without peers keeps
+// slowness: each op over the worker's ratio to the same ops of its DP peers
+// in the same steps (summed; compute and communication apart); a worker without peers keeps
 // its ops. Costs a restart and the progress since the last checkpoint (half
 // an interval on average).
 
@@ -68,7 +68,10 @@ class EvictNode final : public Policy {
     // Peers on the node count too: a slow GPU is one GPU (the median over
     // the peers stays a typical machine's).
     const std::vector<uint8_t> none(cells.all().size(), 0);
-    std::vector<std::vector<double>> ratio(2 * cells.all().size());
+    // Per (worker, compute or comm): its time and its peers' typical time
+    // for the same ops, summed (many short segments weigh what they last).
+    std::vector<double> own(2 * cells.all().size(), 0.0),
+        typical(own.size(), 0.0);
     std::vector<double> peer;
     for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
       const size_t kind = t.model.graph.is_comm(v) ? 1 : 0;
@@ -80,20 +83,20 @@ class EvictNode final : public Policy {
           peer.push_back(t.cost[t.Slot(u, j)]);
         }
         if (peer.empty()) continue;
-        const double typical = Median(&peer);
-        if (typical > 0) ratio[2 * c + kind].push_back(t.cost[t.Slot(v, i)] / typical);
+        own[2 * c + kind] += t.cost[t.Slot(v, i)];
+        typical[2 * c + kind] += Median(&peer);
       }
     }
-    if (std::all_of(ratio.begin(), ratio.end(),
-                    [](const std::vector<double>& r) { return r.empty(); })) {
+    if (std::all_of(typical.begin(), typical.end(),
+                    [](double x) { return !(x > 0); })) {
       *why = "the workers of node " + std::to_string(node) +
              " have no DP peers: nothing tells a slow machine from the work "
              "it does";
       return {};
     }
-    std::vector<double> slowness(ratio.size(), 1.0);
-    for (size_t k = 0; k < ratio.size(); ++k) {
-      if (!ratio[k].empty()) slowness[k] = std::max(1.0, Median(&ratio[k]));
+    std::vector<double> slowness(own.size(), 1.0);
+    for (size_t k = 0; k < own.size(); ++k) {
+      if (typical[k] > 0) slowness[k] = std::max(1.0, own[k] / typical[k]);
     }
     Proposal p;
     Rewrite& rw = p.rewrite;
