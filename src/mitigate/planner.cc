@@ -189,6 +189,10 @@ Result<Plan> MakePlan(const JobView& job, size_t threads) {
   plan.restart_s = job.econ.restart_s;
   plan.token_cap = job.token_cap;
 
+  // Two net gains closer than the band (in GPU-hours over the horizon) are
+  // a tie.
+  const double tie = static_cast<double>(job.econ.gpus) * plan.band_s /
+                     base.step_s * job.econ.horizon_hours;
   const std::vector<std::unique_ptr<Policy>> policies = AllPolicies();
   std::vector<Outcome> outcomes(policies.size());
   ParallelFor(policies.size(), workers, [&](size_t k, size_t worker) {
@@ -211,9 +215,11 @@ Result<Plan> MakePlan(const JobView& job, size_t threads) {
       rows.push_back(Price(policy, std::move(p), predicted, replayed, base,
                            job.econ, plan.band_s));
     }
+    // Proposals come simplest first (one node before all slow nodes, one
+    // backup before many): a later one wins only by more than the band.
     size_t best = 0;
     for (size_t j = 1; j < rows.size(); ++j) {
-      if (rows[j].net_gpu_hours > rows[best].net_gpu_hours) best = j;
+      if (rows[j].net_gpu_hours > rows[best].net_gpu_hours + tie) best = j;
     }
     for (size_t j = 0; j < rows.size(); ++j) {
       if (j == best) continue;
@@ -233,8 +239,6 @@ Result<Plan> MakePlan(const JobView& job, size_t threads) {
                               std::move(outcomes[k].skipped)});
     }
   }
-  const double tie = static_cast<double>(job.econ.gpus) * plan.band_s /
-                     base.step_s * job.econ.horizon_hours;
   RankRows(tie, &plan.rows);
   for (const auto& r : replayers) plan.replayed_ops += r->replayed_ops();
   return plan;

@@ -85,7 +85,9 @@ class Policy {
   virtual std::string_view name() const = 0;  // "stage_repartition"
   virtual Family family() const = 0;
   virtual Applicability Check(const JobView& job, const Cells& cells) const = 0;
-  // Proposals for a job Check accepted; may be empty (with `*why` set).
+  // Proposals for a job Check accepted, simplest first (a later one is
+  // chosen only when it gains more than the noise band over the earlier);
+  // may be empty (with `*why` set).
   virtual std::vector<Proposal> Propose(const JobView& job, const Cells& cells,
                                         std::string* why) const = 0;
 };

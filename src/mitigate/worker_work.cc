@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "base/median.h"
 
@@ -78,6 +80,67 @@ std::vector<std::pair<graph::NodeId, size_t>> PeerSlots(
     if (node < 0) continue;
     out.emplace_back(static_cast<graph::NodeId>(node),
                      step_base + static_cast<size_t>(other.model_dp));
+  }
+  return out;
+}
+
+std::vector<double> PeerTypical(const whatif::PreparedTrace& t,
+                                const Cells& cells,
+                                const std::vector<uint8_t>& skip,
+                                std::vector<size_t>* peers) {
+  const size_t n = t.num_nodes(), inst = t.num_instances();
+  const auto dp = static_cast<size_t>(t.dp);
+  // The nodes that are one op on the workers of a stage: an ops CSV's node
+  // (its DP peers are the other instances of the step), a profiler trace's
+  // (type, position) on the ranks of one PP stage.
+  std::map<std::tuple<int32_t, int, int32_t>, size_t> ids;
+  std::vector<std::vector<graph::NodeId>> groups;
+  for (graph::NodeId v = 0; v < n; ++v) {
+    const graph::OpKey& k = t.model.keys[v];
+    size_t g = groups.size();
+    if (t.layout == whatif::Layout::kRanks) {
+      g = ids.emplace(std::tuple(cells.Of(0, v).place.pp,
+                                 static_cast<int>(k.type), k.seq_id),
+                      groups.size())
+              .first->second;
+    }
+    if (g == groups.size()) groups.emplace_back();
+    groups[g].push_back(v);
+  }
+  std::vector<double> out(n * inst, 0.0);
+  auto counted = [&](size_t slot, graph::NodeId v) {
+    return skip.empty() || !skip[cells.IndexOf(slot % inst, v)];
+  };
+  for (const std::vector<graph::NodeId>& group : groups) {
+    for (size_t step = 0; step < t.steps.size(); ++step) {
+      double sum = 0, count = 0;
+      for (graph::NodeId v : group) {
+        for (size_t d = 0; d < dp; ++d) {
+          const size_t slot = t.Slot(v, step * dp + d);
+          if (!counted(slot, v)) continue;
+          sum += t.cost[slot];
+          count += 1;
+        }
+      }
+      for (graph::NodeId v : group) {
+        for (size_t d = 0; d < dp; ++d) {
+          const size_t slot = t.Slot(v, step * dp + d);
+          const bool self = counted(slot, v);
+          const double others = count - (self ? 1 : 0);
+          out[slot] = others > 0
+                          ? (sum - (self ? t.cost[slot] : 0.0)) / others
+                          : t.cost[slot];
+        }
+      }
+    }
+  }
+  if (peers) {
+    peers->assign(cells.all().size(), 0);
+    std::vector<size_t> per_stage(static_cast<size_t>(cells.job_pp()), 0);
+    for (const Cell& c : cells.all()) per_stage[static_cast<size_t>(c.place.pp)]++;
+    for (size_t c = 0; c < cells.all().size(); ++c) {
+      (*peers)[c] = per_stage[static_cast<size_t>(cells.all()[c].place.pp)] - 1;
+    }
   }
   return out;
 }

@@ -35,6 +35,17 @@ std::vector<std::pair<graph::NodeId, size_t>> PeerSlots(
     const whatif::PreparedTrace& trace, const Cells& cells, graph::NodeId v,
     size_t instance, const std::vector<uint8_t>& skip);
 
+// Per slot: what the other workers of the slot's PP stage take for the same
+// op in the same step, on average (leave-one-out: a worker's own slowness
+// does not count, and work that varies from step to step averages out over
+// the steps as the worker's own does; the slot's own cost without peers).
+// Cells marked in `skip` (known slow ones) are left out of every average.
+// `peers` (when set) gets per cell how many workers share its stage.
+std::vector<double> PeerTypical(const whatif::PreparedTrace& trace,
+                                const Cells& cells,
+                                const std::vector<uint8_t>& skip,
+                                std::vector<size_t>* peers = nullptr);
+
 // Why the replay cannot run DP replicas as lanes of their own ("" when it
 // can): the policies that add, drop or decouple replicas need an ops CSV or
 // a simulated job (a profiler trace's replicas are sets of ranks).
