@@ -94,10 +94,9 @@ Partition KarmarkarKarp(std::span<const double> cost, int32_t k) {
       merged[j].items.insert(merged[j].items.end(), y.items.begin(),
                              y.items.end());
     }
-    std::stable_sort(merged.begin(), merged.end(),
-                     [](const Subset& x, const Subset& y) {
-                       return x.sum > y.sum;
-                     });
+    std::stable_sort(
+        merged.begin(), merged.end(),
+        [](const Subset& x, const Subset& y) { return x.sum > y.sum; });
     states[a].clear();
     states[b].clear();
     states.push_back(std::move(merged));
@@ -157,8 +156,8 @@ namespace {
 // Fills parts from the last item backwards, each up to `bound`, keeping at
 // least one item for every part still to fill. Returns the items per part,
 // or an empty vector when `bound` is not feasible.
-std::vector<int32_t> ProbeBackward(std::span<const double> items,
-                                   int32_t parts, double bound) {
+std::vector<int32_t> ProbeBackward(std::span<const double> items, int32_t parts,
+                                   double bound) {
   std::vector<int32_t> count(static_cast<size_t>(parts), 0);
   // Sums in another order than the bound's may differ in the last bits.
   bound += 1e-12 * bound;
@@ -273,8 +272,7 @@ std::vector<std::vector<int32_t>> RepackSequences(
       cost.push_back(cost_of(s));
       size.push_back(static_cast<double>(s));
     }
-    const Partition pack =
-        LptWithCap(cost, size, microbatches, cap, overflow);
+    const Partition pack = LptWithCap(cost, size, microbatches, cap, overflow);
     for (size_t i = 0; i < of_replica[r].size(); ++i) {
       out[r * m + static_cast<size_t>(pack.bin[i])].push_back(of_replica[r][i]);
     }

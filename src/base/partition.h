@@ -14,10 +14,10 @@ namespace strag {
 
 // Items split into k bins.
 struct Partition {
-  std::vector<int32_t> bin;   // per item: its bin
-  std::vector<double> load;   // per bin: the sum of its items
-  double makespan = 0;        // max load
-  double lower_bound = 0;     // max(sum / k, max item): no split does better
+  std::vector<int32_t> bin;  // per item: its bin
+  std::vector<double> load;  // per bin: the sum of its items
+  double makespan = 0;       // max load
+  double lower_bound = 0;    // max(sum / k, max item): no split does better
   // achieved / lower bound - 1: how far from optimal at most.
   double Gap() const {
     return lower_bound > 0 ? makespan / lower_bound - 1 : 0;

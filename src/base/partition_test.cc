@@ -46,9 +46,9 @@ TEST(PartitionTest, LptAndKkAreValidAndNearOptimal) {
         ASSERT_LT(p.bin[i], k);
         load[static_cast<size_t>(p.bin[i])] += c[i];
       }
-      EXPECT_DOUBLE_EQ(*std::max_element(load.begin(), load.end()),
-                       p.makespan);
-      EXPECT_LE(p.lower_bound, opt * (1 + 1e-12));  // a certificate, never above
+      EXPECT_DOUBLE_EQ(*std::max_element(load.begin(), load.end()), p.makespan);
+      EXPECT_LE(p.lower_bound,
+                opt * (1 + 1e-12));  // a certificate, never above
       EXPECT_GE(p.makespan, opt * (1 - 1e-12));
       // Graham's bound for LPT; KK is at least as good on such inputs.
       EXPECT_LE(p.makespan, (4.0 / 3 - 1.0 / (3 * k)) * opt + 1e-9);
@@ -79,21 +79,20 @@ double BestContiguous(const std::vector<double>& w, int32_t parts) {
   const auto n = static_cast<int32_t>(w.size());
   double best = 1e300;
   std::vector<int32_t> cut;
-  std::function<void(int32_t, int32_t, double)> go = [&](int32_t start,
-                                                         int32_t left,
-                                                         double worst) {
-    if (left == 1) {
-      double s = 0;
-      for (int32_t i = start; i < n; ++i) s += w[static_cast<size_t>(i)];
-      best = std::min(best, std::max(worst, s));
-      return;
-    }
-    double s = 0;
-    for (int32_t end = start + 1; end <= n - (left - 1); ++end) {
-      s += w[static_cast<size_t>(end - 1)];
-      go(end, left - 1, std::max(worst, s));
-    }
-  };
+  std::function<void(int32_t, int32_t, double)> go =
+      [&](int32_t start, int32_t left, double worst) {
+        if (left == 1) {
+          double s = 0;
+          for (int32_t i = start; i < n; ++i) s += w[static_cast<size_t>(i)];
+          best = std::min(best, std::max(worst, s));
+          return;
+        }
+        double s = 0;
+        for (int32_t end = start + 1; end <= n - (left - 1); ++end) {
+          s += w[static_cast<size_t>(end - 1)];
+          go(end, left - 1, std::max(worst, s));
+        }
+      };
   go(0, parts, 0);
   return best;
 }
@@ -136,7 +135,8 @@ TEST(PartitionTest, GreedyUnitsIsMinMax) {
   const std::vector<int32_t> n = GreedyUnits(t, 32, 3);
   EXPECT_EQ(std::accumulate(n.begin(), n.end(), 0), 32);
   double worst = 0;
-  for (size_t i = 0; i < t.size(); ++i) worst = std::max(worst, (n[i] + 3) * t[i]);
+  for (size_t i = 0; i < t.size(); ++i)
+    worst = std::max(worst, (n[i] + 3) * t[i]);
   // Brute force over n0 (the others split the rest as evenly as possible).
   double best = 1e300;
   for (int n0 = 1; n0 <= 29; ++n0) {

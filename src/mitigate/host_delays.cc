@@ -30,8 +30,9 @@ HostDelays FindHostDelays(const whatif::PreparedTrace& t, const Cells& cells) {
   }
   std::vector<double> values;
   for (graph::NodeId v = 0; v < n; ++v) {
-    values.assign(t.launch_delay.begin() + static_cast<ptrdiff_t>(v * inst),
-                  t.launch_delay.begin() + static_cast<ptrdiff_t>((v + 1) * inst));
+    values.assign(
+        t.launch_delay.begin() + static_cast<ptrdiff_t>(v * inst),
+        t.launch_delay.begin() + static_cast<ptrdiff_t>((v + 1) * inst));
     h.median[v] = static_cast<float>(Median(&values));
     const graph::OpKey& key = t.model.keys[v];
     if (key.type != trace::OpType::kForwardCompute) continue;
@@ -123,9 +124,8 @@ HostDelays FindHostDelays(const whatif::PreparedTrace& t, const Cells& cells) {
     // Comm ops are posted when the program reaches them (a recv early or
     // late): only compute waits for the host that launches it.
     if (!IsComputeType(key.type)) continue;
-    const bool at_first = !ranks &&
-                          key.type == trace::OpType::kForwardCompute &&
-                          key.seq_id == 0;
+    const bool at_first =
+        !ranks && key.type == trace::OpType::kForwardCompute && key.seq_id == 0;
     for (size_t i = 0; i < inst; ++i) {
       const size_t slot = t.Slot(v, i);
       const float excess = t.launch_delay[slot] - used[slot] - h.median[v];

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Host delays: the launch delays the host is to blame for, split into input stalls and pauses (GC, Python). Profiler
-// traces name data loading and GC (those count whole, on any op of the
-// rank, even when they recur every step); the rest counts on compute ops
-// past the op's median (a comm op's launch delay in an ops CSV says when it
-// was posted, not that the host paused). In an ops CSV a stall
-// delays a worker's first
-// forward of a step, where a pause also falls one time in F (F forwards per
-// step): the job's pauses at the other forwards say how many of a worker's
-// first-forward delays are pauses. Shared by planned_gc and input_pipeline.
+// Host delays: the launch delays the host is to blame for, split into input
+// stalls and pauses (GC, Python). Profiler traces name data loading and GC
+// (those count whole, on any op of the rank, even when they recur every step);
+// the rest counts on compute ops past the op's median (a comm op's launch delay
+// in an ops CSV says when it was posted, not that the host paused). In an ops
+// CSV a stall delays a worker's first forward of a step, where a pause also
+// falls one time in F (F forwards per step): the job's pauses at the other
+// forwards say how many of a worker's first-forward delays are pauses. Shared
+// by planned_gc and input_pipeline.
 
 #ifndef STRAG_SRC_MITIGATE_HOST_DELAYS_H_
 #define STRAG_SRC_MITIGATE_HOST_DELAYS_H_

@@ -28,8 +28,8 @@ struct Economics {
   int64_t gpus = 1;             // the job's GPUs
   double usd_per_gpu_hour = 0;  // price
   int32_t gpus_per_node = 8;
-  int64_t gpus_per_worker = 1;     // a traced worker stands for TP x CP GPUs
-  double horizon_hours = 24;       // how long the job runs on: the plan's span
+  int64_t gpus_per_worker = 1;  // a traced worker stands for TP x CP GPUs
+  double horizon_hours = 24;    // how long the job runs on: the plan's span
   double checkpoint_interval_s = 3600;  // progress lost on a sudden restart:
                                         // half of it
   double restart_s = 600;               // stop, reschedule, load, warm up

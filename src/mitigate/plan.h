@@ -55,19 +55,19 @@ struct Plan {
   // Why no fix is priced ("" when they are): the input cannot carry a plan
   // (too few ranks traced). Then nothing else is set.
   std::string withheld;
-  double step_s = 0;        // current mean step (replayed with host time)
-  double replayed_s = 0;    // current, without launch delays (T)
-  double ideal_s = 0;       // T_ideal
-  double slowdown = 0;      // T / T_ideal
-  double band_s = 0;        // the replay's error band on a gain
-  std::string band_note;    // how it was found
+  double step_s = 0;      // current mean step (replayed with host time)
+  double replayed_s = 0;  // current, without launch delays (T)
+  double ideal_s = 0;     // T_ideal
+  double slowdown = 0;    // T / T_ideal
+  double band_s = 0;      // the replay's error band on a gain
+  std::string band_note;  // how it was found
   int64_t gpus = 0;
   double usd_per_gpu_hour = 0;
   double horizon_hours = 0;
   double checkpoint_interval_s = 0, restart_s = 0;
-  int64_t token_cap = 0;  // JobView::token_cap
-  std::vector<PlanRow> rows;            // ranked, best first
-  std::vector<SkippedPolicy> skipped;   // policies that do not apply
+  int64_t token_cap = 0;               // JobView::token_cap
+  std::vector<PlanRow> rows;           // ranked, best first
+  std::vector<SkippedPolicy> skipped;  // policies that do not apply
   uint64_t replayed_ops = 0;
 };
 

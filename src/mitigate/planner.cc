@@ -158,7 +158,8 @@ Result<Plan> MakePlan(const JobView& job, size_t threads) {
     return InvalidInput("the plan needs at least one replayed step");
   }
   const Cells cells(t, job.econ.gpus_per_node);
-  const size_t workers = std::max<size_t>(1, threads ? threads : HardwareThreads());
+  const size_t workers =
+      std::max<size_t>(1, threads ? threads : HardwareThreads());
   std::vector<std::unique_ptr<RewriteReplayer>> replayers;
   for (size_t k = 0; k < workers; ++k) {
     replayers.push_back(std::make_unique<RewriteReplayer>(t));

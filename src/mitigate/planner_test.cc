@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "mitigate/planner.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "mitigate/planner.h"
 
 namespace strag::mitigate {
 namespace {
@@ -66,8 +66,7 @@ TEST(RankRowsTest, TiesGoToTheGentlerFix) {
   restart.effects.restart = true;
   rows = {restart, no_restart};
   RankRows(1, &rows);
-  EXPECT_EQ(Order(rows),
-            (std::vector<std::string>{"resplit", "repartition"}));
+  EXPECT_EQ(Order(rows), (std::vector<std::string>{"resplit", "repartition"}));
 }
 
 }  // namespace

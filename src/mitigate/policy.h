@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/huge_page_allocator.h"
@@ -39,9 +40,9 @@ enum class Semantics : uint8_t {
 std::string_view SemanticsName(Semantics semantics);
 
 struct SideEffects {
-  bool restart = false;       // the job must stop and restart
-  double downtime_s = 0;      // one-off: restart + progress lost
-  int64_t extra_gpus = 0;     // held for as long as the fix runs
+  bool restart = false;    // the job must stop and restart
+  double downtime_s = 0;   // one-off: restart + progress lost
+  int64_t extra_gpus = 0;  // held for as long as the fix runs
   Semantics semantics = Semantics::kIdentical;
   double token_fraction = 1;  // of the tokens still trained on
   // Relative change of the activations each PP stage stores (repartition),
@@ -49,6 +50,17 @@ struct SideEffects {
   std::vector<double> memory_change_per_stage;
   std::string caveat;  // one sentence, "" when none
 };
+
+// The side effects of a fix that takes one restart to apply.
+inline SideEffects RestartEffects(const Economics& econ, Semantics semantics,
+                                  std::string caveat) {
+  SideEffects e;
+  e.restart = true;
+  e.downtime_s = econ.restart_s;
+  e.semantics = semantics;
+  e.caveat = std::move(caveat);
+  return e;
+}
 
 // The replay inputs of a proposal. Empty arrays keep the trace's.
 struct Rewrite {
@@ -58,17 +70,17 @@ struct Rewrite {
   // Launch delays per slot of the trace's own instances (host time; only
   // with lanes_per_step 0); the traced ones when empty.
   BigVector<float> launch_delay;
-  int32_t lanes_per_step = 0;     // 0: the trace's instances per step
-  uint32_t dp_quorum = 0;         // a DP collective needs this many lanes
-  bool lane_per_domain = false;   // no lane waits for another (async)
-  double added_step_s = 0;        // a cost added to every step, amortised
+  int32_t lanes_per_step = 0;    // 0: the trace's instances per step
+  uint32_t dp_quorum = 0;        // a DP collective needs this many lanes
+  bool lane_per_domain = false;  // no lane waits for another (async)
+  double added_step_s = 0;       // a cost added to every step, amortised
 };
 
 struct Proposal {
-  std::string action;    // what to do, concretely
-  std::string params;    // machine-readable: "node=0", "every=400"
-  std::string evidence;  // why, with the numbers
-  bool bound = false;    // an upper bound (a fact is missing)
+  std::string action;      // what to do, concretely
+  std::string params;      // machine-readable: "node=0", "every=400"
+  std::string evidence;    // why, with the numbers
+  bool bound = false;      // an upper bound (a fact is missing)
   std::string bound_note;  // what would make it exact
   Rewrite rewrite;
   SideEffects effects;

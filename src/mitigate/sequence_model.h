@@ -7,8 +7,9 @@
 // microbatch over its worker's speed is fitted by least squares as
 // c + a * sum(s) + b * sum(s^2) (a coefficient that comes out negative is
 // dropped and the rest refitted); a worker's speed is the median of its
-// ops over a first fit (so that drawing long sequences is not slowness). A new microbatch's cost is the traced one
-// times fit(new) / fit(old): the worker's speed and the op's own noise stay.
+// ops over a first fit (so that drawing long sequences is not slowness). A new
+// microbatch's cost is the traced one times fit(new) / fit(old): the worker's
+// speed and the op's own noise stay.
 
 #ifndef STRAG_SRC_MITIGATE_SEQUENCE_MODEL_H_
 #define STRAG_SRC_MITIGATE_SEQUENCE_MODEL_H_
@@ -34,7 +35,8 @@ class SequenceModel {
 
   // The fit of a PP stage (job coordinates) and direction (0 fwd, 1 bwd).
   const CostFit& Fit(int32_t stage, int direction) const {
-    return fits_[2 * static_cast<size_t>(stage) + static_cast<size_t>(direction)];
+    return fits_[2 * static_cast<size_t>(stage) +
+                 static_cast<size_t>(direction)];
   }
   // What one sequence of s tokens costs the whole pipeline (all stages and
   // both directions, without the per-microbatch constant): the weight the

@@ -43,14 +43,14 @@ Proposal RepackProposal(const JobView& job, const Cells& cells,
   for (size_t k = 0; k < t.steps.size(); ++k) {
     for (size_t j = 0; j < dp * m; ++j) {
       const size_t at = k * dp * m + j;
-      step[j].assign(q.lengths.begin() + static_cast<ptrdiff_t>(q.offsets[at]),
-                     q.lengths.begin() +
-                         static_cast<ptrdiff_t>(q.offsets[at + 1]));
+      step[j].assign(
+          q.lengths.begin() + static_cast<ptrdiff_t>(q.offsets[at]),
+          q.lengths.begin() + static_cast<ptrdiff_t>(q.offsets[at + 1]));
     }
     double gap = 0;
-    const std::vector<std::vector<int32_t>> packed = RepackSequences(
-        step, t.dp, q.microbatches, model.a_total(), model.b_total(), cap,
-        across_replicas, &gap, &overflow);
+    const std::vector<std::vector<int32_t>> packed =
+        RepackSequences(step, t.dp, q.microbatches, model.a_total(),
+                        model.b_total(), cap, across_replicas, &gap, &overflow);
     worst_gap = std::max(worst_gap, gap);
     for (size_t j = 0; j < dp * m; ++j) {
       for (int32_t s : packed[j]) {
@@ -95,13 +95,14 @@ Proposal RepackProposal(const JobView& job, const Cells& cells,
   p.effects.semantics =
       across_replicas ? Semantics::kDataOrder : Semantics::kIdentical;
   const std::string memory =
-      overflow > 0
-          ? StrFormat("some microbatches exceed the cap of %.0f tokens (a "
-                      "sequence found no room): more activation memory",
-                      cap)
-      : given ? StrFormat("no microbatch holds more than the %.0f tokens of "
-                          "--token-cap",
-                          cap)
+      overflow > 0 ? StrFormat(
+                         "some microbatches exceed the cap of %.0f tokens (a "
+                         "sequence found no room): more activation memory",
+                         cap)
+      : given ? StrFormat(
+                    "no microbatch holds more than the %.0f tokens of "
+                    "--token-cap",
+                    cap)
               : "no microbatch holds more tokens than today's largest: "
                 "activation memory as today";
   p.effects.caveat =

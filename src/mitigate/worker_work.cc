@@ -17,7 +17,8 @@ std::vector<double> ComputePerStep(const whatif::PreparedTrace& t,
   for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
     if (!IsComputeType(t.model.keys[v].type)) continue;
     for (size_t i = 0; i < inst; ++i) {
-      out[cells.IndexOf(i, v) * steps + cells.StepOf(i)] += t.cost[t.Slot(v, i)];
+      out[cells.IndexOf(i, v) * steps + cells.StepOf(i)] +=
+          t.cost[t.Slot(v, i)];
     }
   }
   return out;
@@ -127,9 +128,8 @@ std::vector<double> PeerTypical(const whatif::PreparedTrace& t,
           const size_t slot = t.Slot(v, step * dp + d);
           const bool self = counted(slot, v);
           const double others = count - (self ? 1 : 0);
-          out[slot] = others > 0
-                          ? (sum - (self ? t.cost[slot] : 0.0)) / others
-                          : t.cost[slot];
+          out[slot] = others > 0 ? (sum - (self ? t.cost[slot] : 0.0)) / others
+                                 : t.cost[slot];
         }
       }
     }
@@ -137,7 +137,8 @@ std::vector<double> PeerTypical(const whatif::PreparedTrace& t,
   if (peers) {
     peers->assign(cells.all().size(), 0);
     std::vector<size_t> per_stage(static_cast<size_t>(cells.job_pp()), 0);
-    for (const Cell& c : cells.all()) per_stage[static_cast<size_t>(c.place.pp)]++;
+    for (const Cell& c : cells.all())
+      per_stage[static_cast<size_t>(c.place.pp)]++;
     for (size_t c = 0; c < cells.all().size(); ++c) {
       (*peers)[c] = per_stage[static_cast<size_t>(cells.all()[c].place.pp)] - 1;
     }

@@ -33,7 +33,8 @@ report::Report PlanOf(std::string_view yaml, size_t threads) {
 constexpr std::string_view kSlowGpu =
     "job: {dp: 4, pp: 2, microbatches: 4, steps: 12, gpus_per_node: 2}\n"
     "compute: {noise: {dist: lognormal, sigma: 0.05}}\n"
-    "sequences: {dist: lognormal, median: 1024, sigma: 0.3, quadratic: 0.0005}\n"
+    "sequences: {dist: lognormal, median: 1024, sigma: 0.3, quadratic: "
+    "0.0005}\n"
     "comm: {dp_reducescatter_ms: 2}\n"
     "stragglers:\n  - {kind: slow_worker, rank: 3, factor: 1.5}\n"
     "  - {kind: gc_pause, ranks: all, rate_per_step: 0.1, pause_ms: 30}\n";
@@ -64,8 +65,8 @@ TEST(PlanModelTest, EveryRowIsPricedFromItsOwnNumbers) {
     if (one_off > 0 && rate > 0) {
       EXPECT_NEAR(row.break_even_hours, one_off / rate, 1e-9);
     }
-    EXPECT_EQ(row.within_noise, !(row.gain_step_s > p.band_s) ||
-                                    row.within_noise);
+    EXPECT_EQ(row.within_noise,
+              !(row.gain_step_s > p.band_s) || row.within_noise);
     EXPECT_FALSE(row.action.empty());
     EXPECT_FALSE(row.evidence.empty());
   }

@@ -41,13 +41,12 @@ class AsyncStaleness final : public Policy {
     p.bound_note =
         "no replica waits for another (unbounded staleness); a small bound "
         "recovers most of it";
-    p.effects.restart = true;
-    p.effects.downtime_s = job.econ.restart_s;
-    p.effects.semantics = Semantics::kStaleness;
-    p.effects.caveat = StrFormat(
-        "changes the optimisation: updates from parameters up to %d steps "
-        "old; no mainstream LLM framework supports it",
-        kStaleness);
+    p.effects = RestartEffects(
+        job.econ, Semantics::kStaleness,
+        StrFormat(
+            "changes the optimisation: updates from parameters up to %d steps "
+            "old; no mainstream LLM framework supports it",
+            kStaleness));
     std::vector<Proposal> out;
     out.push_back(std::move(p));
     return out;

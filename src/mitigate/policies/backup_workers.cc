@@ -80,14 +80,12 @@ class BackupWorkers final : public Policy {
         "the step waits for the slowest of %d replicas; with %d more it "
         "waits for the %d-th",
         t.dp, b, t.dp);
-    p.effects.extra_gpus = int64_t{b} * per_replica;
-    p.effects.restart = true;
-    p.effects.downtime_s = job.econ.restart_s;
-    p.effects.semantics = Semantics::kBatchNoise;
-    p.effects.caveat =
+    p.effects = RestartEffects(
+        job.econ, Semantics::kBatchNoise,
         "the late replicas' gradients are dropped each step (biased against "
         "long sequences); NCCL all-reduce has no quorum: needs a parameter "
-        "server or a communicator re-formed per step";
+        "server or a communicator re-formed per step");
+    p.effects.extra_gpus = int64_t{b} * per_replica;
     return p;
   }
 };

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 
-#include "base/str_format.h"
 #include "base/partition.h"
+#include "base/str_format.h"
 #include "mitigate/policies/policies.h"
 #include "mitigate/worker_work.h"
 
@@ -83,7 +83,8 @@ class DpResplit final : public Policy {
     // those).
     size_t slowest = 0;
     for (size_t d = 1; d < dp; ++d) {
-      if (n[d] < n[slowest] || (n[d] == n[slowest] && unit[d] > unit[slowest])) {
+      if (n[d] < n[slowest] ||
+          (n[d] == n[slowest] && unit[d] > unit[slowest])) {
         slowest = d;
       }
     }
@@ -91,8 +92,8 @@ class DpResplit final : public Policy {
       if (n[d] == m) continue;
       ++changed;
       if (shown++ < 4) {
-        moved += StrFormat("%sreplica %zu: %d", moved.empty() ? "" : ", ", d,
-                           n[d]);
+        moved +=
+            StrFormat("%sreplica %zu: %d", moved.empty() ? "" : ", ", d, n[d]);
       }
     }
     if (changed > 4) moved += StrFormat(", ... (%zu replicas change)", changed);

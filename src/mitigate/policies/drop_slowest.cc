@@ -97,14 +97,13 @@ class DropSlowest final : public Policy {
     p.params = StrFormat("drop=%zu", drop);
     p.evidence = StrFormat("%zu microbatches per step over %zu DP replicas",
                            dp * units, dp);
+    p.effects = RestartEffects(
+        job.econ, Semantics::kBatchNoise,
+        StrFormat(
+            "changes the training: %.1f%% of the tokens are not trained on, "
+            "mostly the longest sequences (a bias against long documents)",
+            100 * share));
     p.effects.token_fraction = 1 - share;
-    p.effects.restart = true;
-    p.effects.downtime_s = job.econ.restart_s;
-    p.effects.semantics = Semantics::kBatchNoise;
-    p.effects.caveat = StrFormat(
-        "changes the training: %.1f%% of the tokens are not trained on, "
-        "mostly the longest sequences (a bias against long documents)",
-        100 * share);
     std::vector<Proposal> out;
     out.push_back(std::move(p));
     return out;

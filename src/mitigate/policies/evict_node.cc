@@ -40,7 +40,8 @@ class EvictNode final : public Policy {
 
   Applicability Check(const JobView& job, const Cells& cells) const override {
     if (cells.all().size() < 2 || job.result.workers.empty()) {
-      return {false, "one traced worker: nothing to compare a replacement with"};
+      return {false,
+              "one traced worker: nothing to compare a replacement with"};
     }
     return {true, ""};
   }
@@ -59,7 +60,8 @@ class EvictNode final : public Policy {
     std::vector<double> slowness;
     for (int round = 0; round < 2; ++round) {
       std::vector<uint8_t> found;
-      slowness = Slowness(t, cells, PeerTypical(t, cells, slow, &peers), &found);
+      slowness =
+          Slowness(t, cells, PeerTypical(t, cells, slow, &peers), &found);
       slow = std::move(found);
     }
     const int32_t worst = job.result.workers.front().rank;
@@ -107,8 +109,8 @@ class EvictNode final : public Policy {
     for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
       const size_t kind = t.model.graph.is_comm(v) ? 1 : 0;
       for (size_t i = 0; i < inst; ++i) {
-        const size_t k = (2 * cells.IndexOf(i, v) + kind) * steps +
-                         cells.StepOf(i);
+        const size_t k =
+            (2 * cells.IndexOf(i, v) + kind) * steps + cells.StepOf(i);
         own[k] += t.cost[t.Slot(v, i)];
         usual[k] += typical[t.Slot(v, i)];
       }
@@ -174,12 +176,12 @@ class EvictNode final : public Policy {
     std::string what;
     if (nodes.size() == 1) {
       const int32_t node = *nodes.begin();
-      what = StrFormat("node %d (%s)", node,
-                       t.layout == whatif::Layout::kMegatron
-                           ? StrFormat("ranks %d-%d", node * gpn,
-                                       node * gpn + gpn - 1)
-                                 .c_str()
-                           : RankRanges(ranks).c_str());
+      what = StrFormat(
+          "node %d (%s)", node,
+          t.layout == whatif::Layout::kMegatron
+              ? StrFormat("ranks %d-%d", node * gpn, node * gpn + gpn - 1)
+                    .c_str()
+              : RankRanges(ranks).c_str());
       p.params = StrFormat("node=%d", node);
     } else {
       std::string list;
@@ -194,8 +196,8 @@ class EvictNode final : public Policy {
       what = StrFormat("%zu nodes (%s)", nodes.size(), list.c_str());
       p.params = StrFormat("nodes=%zu", nodes.size());
     }
-    p.action = "replace " + what +
-               " with spares and restart from the last checkpoint";
+    p.action =
+        "replace " + what + " with spares and restart from the last checkpoint";
     const whatif::Counterfactual& mw = job.result.fix_worst_workers;
     p.evidence = StrFormat(
         "rank %d is the worst worker (score %.3f); the replaced workers' ops "

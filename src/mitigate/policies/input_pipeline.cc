@@ -30,8 +30,9 @@ class InputPipeline final : public Policy {
     const DelayEvents events = EventsOf(h.stall_per_step, cells, steps);
     const size_t stalls = events.sizes.size();
     if (stalls == 0) {
-      *why = "no input stalls (every first forward starts within 5 ms of "
-             "its median, no named data loading)";
+      *why =
+          "no input stalls (every first forward starts within 5 ms of "
+          "its median, no named data loading)";
       return {};
     }
     Proposal p;
@@ -59,10 +60,9 @@ class InputPipeline final : public Policy {
         "forward",
         stalls, events.ranks.size(), events.longest * 1e3,
         events.total / static_cast<double>(steps) * 1e3);
-    p.effects.restart = true;
-    p.effects.downtime_s = job.econ.restart_s;
-    p.effects.semantics = Semantics::kIdentical;
-    p.effects.caveat = "more loader workers need host memory and CPU cores";
+    p.effects =
+        RestartEffects(job.econ, Semantics::kIdentical,
+                       "more loader workers need host memory and CPU cores");
     std::vector<Proposal> out;
     out.push_back(std::move(p));
     return out;

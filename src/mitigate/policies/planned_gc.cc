@@ -38,8 +38,9 @@ class PlannedGc final : public Policy {
     DelayEvents events = EventsOf(h.pause_per_step, cells, steps);
     std::vector<double>& pauses = events.sizes;
     if (pauses.empty()) {
-      *why = "no host pauses in the trace (no launch delay 5 ms above its "
-             "op's median outside the input stalls)";
+      *why =
+          "no host pauses in the trace (no launch delay 5 ms above its "
+          "op's median outside the input stalls)";
       return {};
     }
     const size_t count = pauses.size();
@@ -60,7 +61,8 @@ class PlannedGc final : public Policy {
         busiest < 2 * expected
             ? 1.0 / rate
             : std::floor(static_cast<double>(steps) / busiest);
-    const auto every = static_cast<int64_t>(std::max(1.0, std::round(interval)));
+    const auto every =
+        static_cast<int64_t>(std::max(1.0, std::round(interval)));
     Proposal p;
     Rewrite& rw = p.rewrite;
     rw.launch_delay.assign(t.launch_delay.begin(), t.launch_delay.end());
@@ -89,12 +91,10 @@ class PlannedGc final : public Policy {
         events.total / static_cast<double>(steps) * 1e3,
         static_cast<double>(steps) / std::max(busiest, 1.0), g * 1e3,
         static_cast<long long>(every));
-    p.effects.restart = true;
-    p.effects.downtime_s = job.econ.restart_s;
-    p.effects.semantics = Semantics::kIdentical;
-    p.effects.caveat =
+    p.effects = RestartEffects(
+        job.econ, Semantics::kIdentical,
         "the interval is the ranks' own, so memory peaks as today; a longer "
-        "one saves more only if the memory growth between collections fits";
+        "one saves more only if the memory growth between collections fits");
     std::vector<Proposal> out;
     out.push_back(std::move(p));
     return out;

@@ -29,11 +29,12 @@ class SequenceBalance final : public Policy {
 
   Applicability Check(const JobView& job, const Cells& cells) const override {
     if (cells.job_dp() < 2) {
-      return {false, job.trace.layout == whatif::Layout::kRanks &&
-                             !job.trace.topology.known
-                         ? "the trace's DP replicas are unknown: give --dp "
-                           "to price balancing across them"
-                         : "one DP replica: no ranks to move sequences between"};
+      return {false,
+              job.trace.layout == whatif::Layout::kRanks &&
+                      !job.trace.topology.known
+                  ? "the trace's DP replicas are unknown: give --dp "
+                    "to price balancing across them"
+                  : "one DP replica: no ranks to move sequences between"};
     }
     return {true, ""};
   }
@@ -68,9 +69,10 @@ class SequenceBalance final : public Policy {
       const graph::OpKey& k = t.model.keys[v];
       if (!IsComputeType(k.type)) continue;
       const int32_t stage = cells.Of(0, v).place.pp;
-      const auto key = std::tuple(stage, static_cast<int>(k.type),
-                                  ranks ? k.seq_id : 0);
-      group[v] = static_cast<int64_t>(ids.emplace(key, ids.size()).first->second);
+      const auto key =
+          std::tuple(stage, static_cast<int>(k.type), ranks ? k.seq_id : 0);
+      group[v] =
+          static_cast<int64_t>(ids.emplace(key, ids.size()).first->second);
     }
     if (ids.empty()) {
       *why = "the trace has no compute ops";
@@ -81,7 +83,8 @@ class SequenceBalance final : public Policy {
     for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
       if (group[v] < 0) continue;
       for (size_t i = 0; i < inst; ++i) {
-        const size_t g = static_cast<size_t>(group[v]) * steps + cells.StepOf(i);
+        const size_t g =
+            static_cast<size_t>(group[v]) * steps + cells.StepOf(i);
         sum[g] += t.cost[t.Slot(v, i)] / speed[cells.IndexOf(i, v)];
         count[g] += 1;
       }
@@ -92,7 +95,8 @@ class SequenceBalance final : public Policy {
     for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
       if (group[v] < 0) continue;
       for (size_t i = 0; i < inst; ++i) {
-        const size_t g = static_cast<size_t>(group[v]) * steps + cells.StepOf(i);
+        const size_t g =
+            static_cast<size_t>(group[v]) * steps + cells.StepOf(i);
         rw.cost[t.Slot(v, i)] = sum[g] / count[g] * speed[cells.IndexOf(i, v)];
       }
     }
@@ -110,13 +114,11 @@ class SequenceBalance final : public Policy {
         "its stage's mean; worker speeds kept (slowest %.2fx its stage)",
         MedianSpread(per_step, cells, steps),
         *std::max_element(speed.begin(), speed.end()));
-    p.effects.restart = true;
-    p.effects.downtime_s = job.econ.restart_s;
-    p.effects.semantics = Semantics::kDataOrder;
-    p.effects.caveat =
+    p.effects = RestartEffects(
+        job.econ, Semantics::kDataOrder,
         "samples move between ranks: normalise the loss per token over the "
         "global batch (Megatron --calculate-per-token-loss); ranks holding "
-        "the long sequences need more activation memory";
+        "the long sequences need more activation memory");
     return p;
   }
 
@@ -130,7 +132,8 @@ class SequenceBalance final : public Policy {
       const auto s = static_cast<size_t>(cells.all()[c].place.pp);
       n[s] += 1;
       for (size_t k = 0; k < steps; ++k) {
-        mx[s * steps + k] = std::max(mx[s * steps + k], per_step[c * steps + k]);
+        mx[s * steps + k] =
+            std::max(mx[s * steps + k], per_step[c * steps + k]);
         sm[s * steps + k] += per_step[c * steps + k];
       }
     }

@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "base/str_format.h"
 #include "base/partition.h"
+#include "base/str_format.h"
 #include "mitigate/policies/policies.h"
 
 namespace strag::mitigate {
@@ -82,7 +82,8 @@ class StageRepartition final : public Policy {
     const auto pp = static_cast<size_t>(cells.job_pp());
     // Work per stage and direction: per worker and step, averaged.
     std::vector<double> work(2 * pp, 0.0), workers(pp, 0.0);
-    for (const Cell& c : cells.all()) workers[static_cast<size_t>(c.place.pp)]++;
+    for (const Cell& c : cells.all())
+      workers[static_cast<size_t>(c.place.pp)]++;
     const size_t inst = t.num_instances();
     for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
       const int d = Direction(t.model.keys[v].type);
@@ -99,8 +100,8 @@ class StageRepartition final : public Policy {
       work[2 * s + 1] /= std::max(n, 1.0);
       total[s] = work[2 * s] + work[2 * s + 1];
     }
-    const double mean =
-        std::accumulate(total.begin(), total.end(), 0.0) / static_cast<double>(pp);
+    const double mean = std::accumulate(total.begin(), total.end(), 0.0) /
+                        static_cast<double>(pp);
     if (!(mean > 0)) {
       *why = "the trace has no compute on its stages";
       return {};
@@ -139,19 +140,19 @@ class StageRepartition final : public Policy {
                " is already the min-max split of the layers";
         return {};
       }
-      p.action = Moves(from, to) + ": split " + ListText(from) + " -> " +
-                 ListText(to);
+      p.action =
+          Moves(from, to) + ": split " + ListText(from) + " -> " + ListText(to);
       p.params = "split=" + ListText(to);
     }
-    p.evidence = StrFormat(
-        "stage %zu does %.2fx the mean stage's compute; M_S = %.2f", heavy,
-        total[heavy] / mean, job.result.fix_last_stage.rem);
-    p.effects.restart = true;
-    p.effects.downtime_s = job.econ.restart_s;
-    p.effects.semantics = Semantics::kIdentical;
-    p.effects.caveat =
+    p.evidence =
+        StrFormat("stage %zu does %.2fx the mean stage's compute; M_S = %.2f",
+                  heavy, total[heavy] / mean, job.result.fix_last_stage.rem);
+    std::vector<double> memory = std::move(p.effects.memory_change_per_stage);
+    p.effects = RestartEffects(
+        job.econ, Semantics::kIdentical,
         "the checkpoint is resharded; stages that take layers store more "
-        "activations (up to p - s microbatches in flight on stage s)";
+        "activations (up to p - s microbatches in flight on stage s)");
+    p.effects.memory_change_per_stage = std::move(memory);
     Rewrite& rw = p.rewrite;
     rw.cost.assign(t.cost.begin(), t.cost.end());
     for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
@@ -207,10 +208,9 @@ class StageRepartition final : public Policy {
         }
       }
       if (ratio.empty()) continue;
-      per_layer[d] =
-          pp < 3 ? *std::min_element(ratio.begin(), ratio.end())
-                 : std::accumulate(ratio.begin(), ratio.end(), 0.0) /
-                       static_cast<double>(ratio.size());
+      per_layer[d] = pp < 3 ? *std::min_element(ratio.begin(), ratio.end())
+                            : std::accumulate(ratio.begin(), ratio.end(), 0.0) /
+                                  static_cast<double>(ratio.size());
     }
     const double unit = per_layer[0] + per_layer[1];
     if (!(unit > 0)) {

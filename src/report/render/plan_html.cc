@@ -27,8 +27,7 @@ std::string PlanHtmlSection(const mitigate::Plan& p) {
       "GPU-h</th><th class=\"num\">net $</th><th>side effects</th></tr>\n";
   size_t rank = 0;
   for (const mitigate::PlanRow& r : p.rows) {
-    const std::string place =
-        r.within_noise ? "noise" : std::to_string(++rank);
+    const std::string place = r.within_noise ? "noise" : std::to_string(++rank);
     std::string effects = r.effects.restart ? "restart" : "no restart";
     if (r.effects.extra_gpus > 0) {
       effects += StrFormat(", %lld extra GPUs",
@@ -42,11 +41,12 @@ std::string PlanHtmlSection(const mitigate::Plan& p) {
            HtmlEscape(r.policy) + (r.bound ? " (bound)" : "") + "</td><td>" +
            HtmlEscape(r.action) + "<br><span class=\"note\">" +
            HtmlEscape(r.evidence) + "</span></td>" +
-           StrFormat("<td class=\"num\">%s</td><td class=\"num\">%.3f</td>"
-                     "<td class=\"num\">%.0f%%</td><td class=\"num\">%+.0f</td>"
-                     "<td class=\"num\">%.0f</td>",
-                     Duration(r.step_s).c_str(), r.slowdown_after,
-                     100 * r.recovered, r.net_gpu_hours, r.net_usd) +
+           StrFormat(
+               "<td class=\"num\">%s</td><td class=\"num\">%.3f</td>"
+               "<td class=\"num\">%.0f%%</td><td class=\"num\">%+.0f</td>"
+               "<td class=\"num\">%.0f</td>",
+               Duration(r.step_s).c_str(), r.slowdown_after, 100 * r.recovered,
+               r.net_gpu_hours, r.net_usd) +
            "<td>" + HtmlEscape(effects) + "</td></tr>\n";
   }
   out += "</table>\n";

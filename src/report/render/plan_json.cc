@@ -115,7 +115,8 @@ std::string RenderPlanJson(const Report& report) {
   w.BeginObject();
   w.FieldInt("dp", report.result.dp);
   w.FieldInt("pp", report.result.pp);
-  w.FieldInt("traced_workers", static_cast<int64_t>(report.result.workers.size()));
+  w.FieldInt("traced_workers",
+             static_cast<int64_t>(report.result.workers.size()));
   w.FieldInt("steps", static_cast<int64_t>(report.result.steps.size()));
   w.Field("slowdown", report.result.slowdown);
   w.Field("utilization", report.cost.utilization);

@@ -22,7 +22,9 @@ std::string Hours(double h) {
 std::string Effects(const PlanRow& r) {
   const mitigate::SideEffects& e = r.effects;
   std::string out;
-  auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
+  auto add = [&](const std::string& s) {
+    out += (out.empty() ? "" : ", ") + s;
+  };
   if (e.restart) add("restart (" + Hours(e.downtime_s / 3600) + " down)");
   if (e.extra_gpus > 0) {
     add(StrFormat("%lld extra GPUs", static_cast<long long>(e.extra_gpus)));
@@ -78,9 +80,9 @@ void AppendPlanSection(const mitigate::Plan& p, bool color, std::string* out) {
       "is within noise\n\n",
       Duration(p.step_s).c_str(), Duration(p.ideal_s).c_str(), p.slowdown,
       Duration(loss).c_str(), Duration(p.band_s).c_str());
-  *out += StrFormat("    %-19s %10s %7s %9s %13s %10s %11s\n", "fix",
-                    "step after", "S after", "recovers", "net GPU-h", "net $",
-                    "break-even");
+  *out +=
+      StrFormat("    %-19s %10s %7s %9s %13s %10s %11s\n", "fix", "step after",
+                "S after", "recovers", "net GPU-h", "net $", "break-even");
   if (p.rows.empty()) *out += "  no fix applies to this job\n";
   size_t rank = 0;
   bool noise_header = false;
@@ -89,9 +91,9 @@ void AppendPlanSection(const mitigate::Plan& p, bool color, std::string* out) {
       *out += "  within noise (not ranked above a real gain)\n";
       noise_header = true;
     }
-    const std::string name = r.within_noise
-                                 ? "   " + r.policy
-                                 : StrFormat("%zu. %s", ++rank, r.policy.c_str());
+    const std::string name =
+        r.within_noise ? "   " + r.policy
+                       : StrFormat("%zu. %s", ++rank, r.policy.c_str());
     std::string line = StrFormat(
         "  %-21s %10s %7.3f %8.0f%% %+13.0f %10s %11s", name.c_str(),
         Duration(r.step_s).c_str(), r.slowdown_after, 100 * r.recovered,
@@ -104,7 +106,8 @@ void AppendPlanSection(const mitigate::Plan& p, bool color, std::string* out) {
     *out += "       " + r.action + "\n";
     *out += "       why: " + r.evidence + "\n";
     *out += "       side effects: " + Effects(r) + "\n";
-    if (!r.effects.caveat.empty()) *out += "       note: " + r.effects.caveat + "\n";
+    if (!r.effects.caveat.empty())
+      *out += "       note: " + r.effects.caveat + "\n";
     if (r.bound) *out += "       bound: " + r.bound_note + "\n";
     for (const mitigate::Alternative& a : r.alternatives) {
       *out += StrFormat("       instead %s: step %s, %+.0f GPU-h net%s\n",
@@ -126,7 +129,8 @@ std::string RenderPlanSummary(const Report& report, bool color) {
       "%.1f%%; probable cause: %s\n\n",
       static_cast<long long>(report.cost.gpus), r.workers.size(),
       r.steps.size(), r.slowdown, 100 * report.cost.utilization,
-      std::string(diagnose::CauseName(report.diagnosis.probable_cause)).c_str());
+      std::string(diagnose::CauseName(report.diagnosis.probable_cause))
+          .c_str());
   if (report.plan) AppendPlanSection(*report.plan, color, &out);
   return out;
 }
