@@ -10,23 +10,9 @@
 
 namespace strag::mitigate {
 
-std::vector<double> ComputePerStep(const whatif::PreparedTrace& t,
-                                   const Cells& cells) {
-  const size_t steps = t.steps.size(), inst = t.num_instances();
-  std::vector<double> out(cells.all().size() * steps, 0.0);
-  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
-    if (!IsComputeType(t.model.keys[v].type)) continue;
-    for (size_t i = 0; i < inst; ++i) {
-      out[cells.IndexOf(i, v) * steps + cells.StepOf(i)] +=
-          t.cost[t.Slot(v, i)];
-    }
-  }
-  return out;
-}
-
-std::vector<double> SpeedFactors(const whatif::PreparedTrace& t,
-                                 const Cells& cells,
-                                 const std::vector<double>& per_step) {
+std::vector<double> SpeedFactors(
+    const whatif::PreparedTrace& t, const Cells& cells,
+    const std::vector<std::vector<double>>& per_worker) {
   const size_t steps = t.steps.size(), n = cells.all().size();
   const auto pp = static_cast<size_t>(cells.job_pp());
   std::vector<double> factor(n, 1.0);
@@ -37,7 +23,7 @@ std::vector<double> SpeedFactors(const whatif::PreparedTrace& t,
     const auto s = static_cast<size_t>(cells.all()[c].place.pp);
     stage_count[s] += 1;
     for (size_t k = 0; k < steps; ++k) {
-      stage_sum[s * steps + k] += per_step[c * steps + k];
+      stage_sum[s * steps + k] += per_worker[c][k];
     }
   }
   std::vector<double> ratios;
@@ -46,7 +32,7 @@ std::vector<double> SpeedFactors(const whatif::PreparedTrace& t,
     ratios.clear();
     for (size_t k = 0; k < steps; ++k) {
       const double mean = stage_sum[s * steps + k] / stage_count[s];
-      if (mean > 0) ratios.push_back(per_step[c * steps + k] / mean);
+      if (mean > 0) ratios.push_back(per_worker[c][k] / mean);
     }
     if (ratios.empty()) continue;
     const double count = static_cast<double>(ratios.size());
@@ -60,29 +46,6 @@ std::vector<double> SpeedFactors(const whatif::PreparedTrace& t,
     if (median > 0 && std::abs(median - 1) > 3 * se) factor[c] = median;
   }
   return factor;
-}
-
-std::vector<std::pair<graph::NodeId, size_t>> PeerSlots(
-    const whatif::PreparedTrace& t, const Cells& cells, graph::NodeId v,
-    size_t instance, const std::vector<uint8_t>& skip) {
-  std::vector<std::pair<graph::NodeId, size_t>> out;
-  const Cell& me = cells.Of(instance, v);
-  const graph::OpKey& key = t.model.keys[v];
-  const size_t dp = static_cast<size_t>(t.dp);
-  const size_t step_base = cells.StepOf(instance) * dp;
-  for (size_t c = 0; c < cells.all().size(); ++c) {
-    const Cell& other = cells.all()[c];
-    if (skip[c] || other.place.pp != me.place.pp ||
-        other.place.rank == me.place.rank) {
-      continue;
-    }
-    const int64_t node =
-        t.model.index.Find({key.type, key.seq_id, other.model_stage});
-    if (node < 0) continue;
-    out.emplace_back(static_cast<graph::NodeId>(node),
-                     step_base + static_cast<size_t>(other.model_dp));
-  }
-  return out;
 }
 
 std::vector<double> PeerTypical(const whatif::PreparedTrace& t,

@@ -1,39 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-// What each traced worker does per step, and who its peers are: the facts
-// several policies share (the compute of a worker in a step, its persistent
-// speed against its stage, the same op on the other workers of its stage).
+// What each traced worker does, against its peers: the facts several
+// policies share (its persistent speed against its stage, what the other
+// workers of its stage take for the same op).
 
 #ifndef STRAG_SRC_MITIGATE_WORKER_WORK_H_
 #define STRAG_SRC_MITIGATE_WORKER_WORK_H_
 
 #include <cstddef>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "mitigate/job_view.h"
 
 namespace strag::mitigate {
 
-// Compute time (s) of every cell in every step, [cell * steps + step].
-std::vector<double> ComputePerStep(const whatif::PreparedTrace& trace,
-                                   const Cells& cells);
-
 // Per cell: its speed against its PP stage: the median over steps of its
 // compute over the mean compute of its stage's cells in the step (1: a
 // typical worker, 2: twice as slow), or 1 when that median is within three
 // standard errors of 1 (the work a worker happened to draw is not speed). A
 // persistent property of the machine, which moving work does not change.
-std::vector<double> SpeedFactors(const whatif::PreparedTrace& trace,
-                                 const Cells& cells,
-                                 const std::vector<double>& per_step);
-
-// The slots (node, instance) of the same op in the same step on the other
-// workers of the cell's PP stage (its DP peers), excluding cells marked in
-// `skip` (indexed by cell).
-std::vector<std::pair<graph::NodeId, size_t>> PeerSlots(
-    const whatif::PreparedTrace& trace, const Cells& cells, graph::NodeId v,
-    size_t instance, const std::vector<uint8_t>& skip);
+// `per_worker` is diagnose::WorkerComputePerStep (cells share its order).
+std::vector<double> SpeedFactors(
+    const whatif::PreparedTrace& trace, const Cells& cells,
+    const std::vector<std::vector<double>>& per_worker);
 
 // Per slot: what the other workers of the slot's PP stage take for the same
 // op in the same step, on average (leave-one-out: a worker's own slowness

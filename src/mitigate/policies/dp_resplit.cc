@@ -12,6 +12,7 @@
 
 #include "base/partition.h"
 #include "base/str_format.h"
+#include "diagnose/evidence.h"
 #include "mitigate/policies/policies.h"
 #include "mitigate/worker_work.h"
 
@@ -41,13 +42,13 @@ class DpResplit final : public Policy {
     // t_i: the replica's slowest stage per microbatch, at the replica's
     // persistent speed on that stage (SpeedFactors: medians over steps, so
     // the sequences a replica happened to draw do not count as slowness).
-    const std::vector<double> per_step = ComputePerStep(t, cells);
-    const std::vector<double> speed = SpeedFactors(t, cells, per_step);
+    const auto per_worker = diagnose::WorkerComputePerStep(t);
+    const std::vector<double> speed = SpeedFactors(t, cells, per_worker);
     std::vector<double> stage_work(static_cast<size_t>(t.pp), 0.0);
     for (size_t c = 0; c < cells.all().size(); ++c) {
       for (size_t k = 0; k < steps; ++k) {
         stage_work[static_cast<size_t>(cells.all()[c].model_stage)] +=
-            per_step[c * steps + k] / speed[c];
+            per_worker[c][k] / speed[c];
       }
     }
     std::vector<double> unit(dp, 0.0);

@@ -15,6 +15,7 @@
 
 #include "base/median.h"
 #include "base/str_format.h"
+#include "diagnose/evidence.h"
 #include "mitigate/policies/policies.h"
 #include "mitigate/sequence_repack.h"
 #include "mitigate/worker_work.h"
@@ -57,8 +58,8 @@ class SequenceBalance final : public Policy {
                         std::string* why) {
     const whatif::PreparedTrace& t = job.trace;
     const size_t steps = t.steps.size(), inst = t.num_instances();
-    const std::vector<double> per_step = ComputePerStep(t, cells);
-    const std::vector<double> speed = SpeedFactors(t, cells, per_step);
+    const auto per_worker = diagnose::WorkerComputePerStep(t);
+    const std::vector<double> speed = SpeedFactors(t, cells, per_worker);
     // Group of a node: its stage and direction (ops CSV: every microbatch
     // of a stage does the same layers), or its stage and position in the
     // step (profiler traces: segment k of a rank is segment k of its peers).
@@ -112,7 +113,7 @@ class SequenceBalance final : public Policy {
     p.evidence = StrFormat(
         "in the median step the slowest DP rank of a stage computes %.2fx "
         "its stage's mean; worker speeds kept (slowest %.2fx its stage)",
-        MedianSpread(per_step, cells, steps),
+        MedianSpread(per_worker, cells, steps),
         *std::max_element(speed.begin(), speed.end()));
     p.effects = RestartEffects(
         job.econ, Semantics::kDataOrder,
@@ -124,7 +125,7 @@ class SequenceBalance final : public Policy {
 
   // Median over (step, stage) of the slowest worker's compute over the
   // stage's mean.
-  static double MedianSpread(const std::vector<double>& per_step,
+  static double MedianSpread(const std::vector<std::vector<double>>& per_worker,
                              const Cells& cells, size_t steps) {
     const auto pp = static_cast<size_t>(cells.job_pp());
     std::vector<double> mx(pp * steps, 0.0), sm(pp * steps, 0.0), n(pp, 0.0);
@@ -132,9 +133,8 @@ class SequenceBalance final : public Policy {
       const auto s = static_cast<size_t>(cells.all()[c].place.pp);
       n[s] += 1;
       for (size_t k = 0; k < steps; ++k) {
-        mx[s * steps + k] =
-            std::max(mx[s * steps + k], per_step[c * steps + k]);
-        sm[s * steps + k] += per_step[c * steps + k];
+        mx[s * steps + k] = std::max(mx[s * steps + k], per_worker[c][k]);
+        sm[s * steps + k] += per_worker[c][k];
       }
     }
     std::vector<double> ratio;
