@@ -105,28 +105,6 @@ Result<std::vector<int64_t>> ParseSteps(std::string_view text) {
   return out;
 }
 
-// --layers: "64" or "8,8,9,7" (positive counts).
-Result<std::vector<int32_t>> ParseLayers(std::string_view text) {
-  std::vector<int32_t> out;
-  while (!text.empty()) {
-    const size_t comma = text.find(',');
-    const std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view()
-                                           : text.substr(comma + 1);
-    int32_t n = 0;
-    const auto [ptr, ec] =
-        std::from_chars(item.data(), item.data() + item.size(), n);
-    if (ec != std::errc() || ptr != item.data() + item.size() || n < 1 ||
-        n > (1 << 20)) {
-      return InvalidInput("flag --layers: \"" + std::string(item) +
-                          "\" is not a layer count (1 to 1048576)");
-    }
-    out.push_back(n);
-  }
-  if (out.empty()) return InvalidInput("flag --layers: no layer count");
-  return out;
-}
-
 // A time flag in minutes, in [0, 1e6].
 Result<double> Minutes(const Flags& flags, const char* name, double fallback) {
   ASSIGN_OR_RETURN(std::optional<double> v, flags.GetDouble(name));
@@ -155,7 +133,8 @@ Result<std::optional<report::PlanOptions>> ParsePlanOptions(const Flags& flags,
   }
   report::PlanOptions o;
   if (auto layers = flags.Get("layers")) {
-    ASSIGN_OR_RETURN(o.layers, ParseLayers(*layers));
+    ASSIGN_OR_RETURN(o.layers,
+                     report::ParseLayerList(*layers, "flag --layers"));
   }
   ASSIGN_OR_RETURN(const double ckpt,
                    Minutes(flags, "checkpoint-interval-min", 60));

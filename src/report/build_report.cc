@@ -75,7 +75,8 @@ Result<mitigate::Plan> PlanOf(const ReportInput& in, const Report& report,
   return mitigate::MakePlan(job, options.whatif.threads);
 }
 
-// "8,8,9,7", "[8, 8, 9, 7]" or "64": positive integers.
+}  // namespace
+
 Result<std::vector<int32_t>> ParseLayerList(std::string_view text,
                                             std::string_view what) {
   std::vector<int32_t> out;
@@ -103,8 +104,6 @@ Result<std::vector<int32_t>> ParseLayerList(std::string_view text,
   if (out.empty()) return InvalidInput(std::string(what) + ": no layer count");
   return out;
 }
-
-}  // namespace
 
 Result<std::vector<int32_t>> PlanLayers(const PlanOptions& options,
                                         const trace::JobMeta& meta) {

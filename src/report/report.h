@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -103,6 +104,11 @@ int32_t GpusPerNode(const trace::JobMeta& meta);
 // for a metadata value that is not a list of positive integers.
 Result<std::vector<int32_t>> PlanLayers(const PlanOptions& options,
                                         const trace::JobMeta& meta);
+
+// "8,8,9,7", "[8, 8, 9, 7]" or "64": layer counts (1 to 2^20) for
+// --layers and the metadata; errors are kInvalidInput prefixed with `what`.
+Result<std::vector<int32_t>> ParseLayerList(std::string_view text,
+                                            std::string_view what);
 
 }  // namespace strag::report
 
