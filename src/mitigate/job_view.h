@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "diagnose/diagnosis.h"
-#include "trace/job_meta.h"
 #include "trace/topology.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
@@ -28,7 +27,6 @@ struct Economics {
   int64_t gpus = 1;             // the job's GPUs
   double usd_per_gpu_hour = 0;  // price
   int32_t gpus_per_node = 8;
-  int64_t gpus_per_worker = 1;  // a traced worker stands for TP x CP GPUs
   double horizon_hours = 24;    // how long the job runs on: the plan's span
   double checkpoint_interval_s = 3600;  // progress lost on a sudden restart:
                                         // half of it
@@ -79,7 +77,6 @@ struct JobView {
   const whatif::PreparedTrace& trace;
   const whatif::WhatIfResult& result;
   const diagnose::Diagnosis& diagnosis;
-  const trace::JobMeta& meta;
   Economics econ;
   // Transformer layers, total or per stage (`--layers`, or the metadata's
   // num_layers / layers_per_stage); empty when unknown.

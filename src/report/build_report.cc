@@ -53,19 +53,13 @@ Result<mitigate::Plan> PlanOf(const ReportInput& in, const Report& report,
                               const ReportOptions& options) {
   ASSIGN_OR_RETURN(std::vector<int32_t> layers,
                    PlanLayers(*options.plan, in.meta));
-  const int64_t per_worker =
-      in.prepared.layout == whatif::Layout::kMegatron
-          ? int64_t{std::max(in.meta.tp, 1)} * std::max(in.meta.cp, 1)
-          : 1;
   const mitigate::JobView job{
       .trace = in.prepared,
       .result = report.result,
       .diagnosis = report.diagnosis,
-      .meta = in.meta,
       .econ = {.gpus = report.cost.gpus,
                .usd_per_gpu_hour = report.cost.usd_per_gpu_hour,
                .gpus_per_node = GpusPerNode(in.meta),
-               .gpus_per_worker = per_worker,
                .horizon_hours = 24 * options.run_days,
                .checkpoint_interval_s = options.plan->checkpoint_interval_s,
                .restart_s = options.plan->restart_s},
