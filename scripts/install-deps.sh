@@ -16,6 +16,9 @@ PACKAGES="
   libgmock-dev
   libbenchmark-dev
   libsimdjson-dev
+  libcpp-httplib-dev
+  libsqlite3-dev
+  prometheus
   libisal-dev
   python3-torch
   python3

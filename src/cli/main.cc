@@ -10,6 +10,7 @@
 #include "base/str_format.h"
 #include "cli/analyze_command.h"
 #include "cli/cost_command.h"
+#include "cli/serve_command.h"
 #include "cli/simulate_command.h"
 #include "cli/tail_command.h"
 
@@ -28,6 +29,11 @@ constexpr char kUsage[] =
     "(strag tail --help)\n"
     "  cost            GPU-hours and dollars lost to a slowdown "
     "(strag cost --help)\n"
+    "  serve           the live collector: agents, alerts, dashboard, "
+    "/metrics\n"
+    "                  (strag serve --help)\n"
+    "  history         jobs, alerts and exports of strag serve's database\n"
+    "                  (strag history --help)\n"
     "  help            this text\n";
 
 int ExitCode(const strag::Status& status) {
@@ -95,6 +101,12 @@ int main(int argc, char** argv) {
   } else if (command == "cost") {
     if (WantsHelp(args)) return PrintHelp(strag::cli::kCostUsage);
     status = Guarded(command, [&] { return strag::cli::RunCost(args); });
+  } else if (command == "serve") {
+    if (WantsHelp(args)) return PrintHelp(strag::cli::kServeUsage);
+    status = Guarded(command, [&] { return strag::cli::RunServe(args); });
+  } else if (command == "history") {
+    if (WantsHelp(args)) return PrintHelp(strag::cli::kHistoryUsage);
+    status = Guarded(command, [&] { return strag::cli::RunHistory(args); });
   } else {
     std::fprintf(stderr, "strag: unknown command \"%s\"\n%s",
                  strag::Printable(command).c_str(), kUsage);

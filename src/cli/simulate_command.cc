@@ -15,6 +15,7 @@
 #include "base/f32.h"
 #include "base/parallel_for.h"
 #include "cli/flags.h"
+#include "cli/serve_command.h"
 #include "cli/limit_flags.h"
 #include "cli/output_file.h"
 #include "cli/report_flags.h"
@@ -38,6 +39,11 @@ const char kSimulateUsageHead[] =
     "usage: strag simulate SPEC.yaml | --preset NAME [options]\n"
     "  SPEC.yaml             job spec, see docs/formats/sim-spec.md\n"
     "  --preset NAME         a built-in spec (--list-presets shows them)\n"
+    "  --live URL            play the job to `strag serve` at URL as the\n"
+    "                        agents of every rank would (load generator):\n"
+    "                        --rate STEPS_PER_S (default 1; 0: no pause),\n"
+    "                        --job NAME (sim), --token-file FILE,\n"
+    "                        --records-per-request N (1000)\n"
     "  --out DIR             write DIR/ops.csv.gz, DIR/meta.yaml, "
     "DIR/truth.json\n"
     "  --format F            what --out writes besides meta.yaml and "
@@ -335,7 +341,8 @@ Status RunSimulate(const std::vector<std::string>& args) {
   FlagSpec spec{
       .with_value = {"preset", "out", "steps-window", "seed", "format",
                      "clock-offset-ms", "nccl-names", "kernels-per-op",
-                     "max-ops"},
+                     "max-ops", "live", "rate", "job", "token-file",
+                     "records-per-request"},
       .booleans = {"analyze", "no-truth", "list-presets", "gzip",
                    "truncate-rank-lists"},
   };
@@ -350,6 +357,7 @@ Status RunSimulate(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(sim::JobSpec job_spec, LoadSpec(flags));
   ASSIGN_OR_RETURN(std::optional<uint64_t> seed, flags.GetUint64("seed"));
   if (seed) job_spec.job.seed = *seed;
+  if (flags.Has("live")) return RunSimulateLive(flags, job_spec);
   std::pair<int64_t, int64_t> window{0, job_spec.job.steps - 1};
   if (auto text = flags.Get("steps-window")) {
     ASSIGN_OR_RETURN(window, ParseWindow(*text, job_spec.job.steps));

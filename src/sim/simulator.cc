@@ -97,8 +97,10 @@ class JobFiller {
   }
 
   void Fill(int64_t skip, BigVector<double>* cost, BigVector<float>* delay,
-            std::vector<std::vector<int64_t>>* affected) {
+            std::vector<std::vector<int64_t>>* affected,
+            std::vector<HostDelay>* host_delays = nullptr) {
     skip_ = skip;
+    host_delays_ = host_delays;
     affected_ = affected;
     if (affected_) affected_->assign(spec_.stragglers.size(), {});
     cost->resize(job_.num_nodes() * lanes_);
@@ -466,6 +468,9 @@ class JobFiller {
             k * static_cast<size_t>(layout_.dp) + static_cast<size_t>(d);
         (*delay)[ForwardNode(s, std::min(where, forwards - 1)) * lanes_ +
                  lane] += pause;
+        if (host_delays_) {
+          host_delays_->push_back({k, d, s, HostDelay::Kind::kGc, pause});
+        }
         any = true;
       }
       if (any && affected_) (*affected_)[i].push_back(job_.steps[k]);
@@ -491,6 +496,9 @@ class JobFiller {
         const size_t lane =
             k * static_cast<size_t>(layout_.dp) + static_cast<size_t>(d);
         (*delay)[ForwardNode(s, 0) * lanes_ + lane] += stall;
+        if (host_delays_) {
+          host_delays_->push_back({k, d, s, HostDelay::Kind::kData, stall});
+        }
         any = true;
       }
       if (any && affected_) (*affected_)[i].push_back(job_.steps[k]);
@@ -510,6 +518,7 @@ class JobFiller {
   mutable double reference_ = 0;    // the reference sequence length
   int64_t skip_ = -1;
   std::vector<std::vector<int64_t>>* affected_ = nullptr;
+  std::vector<HostDelay>* host_delays_ = nullptr;
 };
 
 void DrawSequences(SimulatedJob* job, double reference) {
@@ -719,7 +728,7 @@ Result<SimulatedJob> Simulate(const JobSpec& spec,
   DrawSequences(&job, filler.ReferenceLength());
   BalanceSequences(&job);
   std::vector<std::vector<int64_t>> affected;
-  filler.Fill(-1, &job.cost, &job.launch_delay, &affected);
+  filler.Fill(-1, &job.cost, &job.launch_delay, &affected, &job.host_delays);
   RETURN_IF_ERROR(CheckDrawnDurations(job));
   if (options.keep_times) {
     job.step_times = Run(job, job.cost, job.launch_delay, &job.times);

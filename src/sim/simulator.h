@@ -49,6 +49,16 @@ struct TruthRecord {
   double blocking_excess_step_ms = 0.0;
 };
 
+// A host pause injected before a worker's forward (a launch delay): what a
+// live agent would report as GC or data-loading time of that step.
+struct HostDelay {
+  enum class Kind : uint8_t { kGc, kData };
+  size_t step = 0;  // index into SimulatedJob::steps
+  int32_t dp = 0, stage = 0;
+  Kind kind = Kind::kGc;
+  float seconds = 0;
+};
+
 struct SimulatedJob {
   JobSpec spec;
   ScheduleModel schedule;
@@ -65,6 +75,7 @@ struct SimulatedJob {
   std::vector<TruthRecord> truth;
   // Sequence lengths of each (step, dp replica, microbatch), flattened.
   std::vector<std::vector<int64_t>> sequences;
+  std::vector<HostDelay> host_delays;  // GC pauses and data stalls drawn
 
   size_t num_nodes() const { return schedule.model.keys.size(); }
   size_t num_lanes() const {

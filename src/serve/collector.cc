@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "serve/collector.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "base/json_writer.h"
+#include "ingest/agent/agent_parser.h"
+#include "ingest/common/gzip.h"
+#include "serve/capture_runner.h"
+#include "serve/dashboard_html.h"
+#include "serve/live_json.h"
+#include "serve/metrics_text.h"
+#include "serve/store/history.h"
+
+namespace strag::serve {
+namespace {
+
+double SteadyNow() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double UnixNow() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Constant-time comparison, so that a wrong token's timing says nothing.
+bool SameToken(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+void JsonError(httplib::Response& res, int status, const std::string& what) {
+  JsonWriter w(0);
+  w.BeginObject();
+  w.FieldString("error", what);
+  w.EndObject();
+  res.status = status;
+  res.set_content(w.str() + "\n", "application/json");
+}
+
+// Inflates a body sent with X-Strag-Encoding: gzip, within `cap` bytes.
+// 413 past the cap, 400 for a damaged stream.
+bool Inflate(const httplib::Request& req, int64_t cap, std::string* body,
+             httplib::Response& res) {
+  if (req.get_header_value("X-Strag-Encoding") != "gzip") {
+    *body = req.body;
+    return true;
+  }
+  Result<std::string> text =
+      ingest::MaybeGunzip(req.body, "request body", static_cast<size_t>(cap));
+  if (!text.ok()) {
+    const bool too_big = text.status().message().find("larger than") !=
+                         std::string::npos;
+    JsonError(res, too_big ? 413 : 400, text.status().message());
+    return false;
+  }
+  *body = std::move(text).value();
+  return true;
+}
+
+int64_t ParamInt(const httplib::Request& req, const char* key, int64_t dflt) {
+  if (!req.has_param(key)) return dflt;
+  try {
+    return std::stoll(req.get_param_value(key));
+  } catch (...) {
+    return dflt;
+  }
+}
+
+}  // namespace
+
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+struct Collector::Impl {
+  CollectorOptions o;
+  std::unique_ptr<IngestStore> store;
+  httplib::Server http;
+  std::thread server_thread, live_thread;
+  std::mutex jobs_mu;
+  std::map<std::string, std::unique_ptr<JobMonitor>, std::less<>> jobs;
+  std::mutex stats_mu;
+  HttpStats stats;
+  std::mutex stop_mu;
+  std::condition_variable stop_cv;
+  bool stopping = false;
+  int port = 0;
+  double start_unix = UnixNow();
+  CaptureRunner captures;
+
+  JobMonitor* Monitor(const std::string& name, int64_t db_id);
+  JobMonitor* Find(std::string_view name);
+  std::vector<JobMonitor::Snapshot> Snapshots(int64_t since);
+  void OnCommit(const ingest::agent::AgentBatch& b,
+                const std::vector<uint8_t>& fresh,
+                const std::vector<int64_t>& ids);
+  void LiveLoop();
+  void Routes();
+  bool Authorized(const httplib::Request& req, bool api);
+  void Ingest(const httplib::Request& req, httplib::Response& res);
+  void Trace(const httplib::Request& req, httplib::Response& res);
+  std::string Ack(const WriteResult& r, const std::vector<std::string>& jobs);
+  void Count(int status);
+};
+
+JobMonitor* Collector::Impl::Monitor(const std::string& name, int64_t db_id) {
+  std::lock_guard<std::mutex> guard(jobs_mu);
+  auto& m = jobs[name];
+  if (!m) m = std::make_unique<JobMonitor>(name, db_id, o.monitor);
+  return m.get();
+}
+
+JobMonitor* Collector::Impl::Find(std::string_view name) {
+  std::lock_guard<std::mutex> guard(jobs_mu);
+  auto it = jobs.find(name);
+  return it == jobs.end() ? nullptr : it->second.get();
+}
+
+std::vector<JobMonitor::Snapshot> Collector::Impl::Snapshots(int64_t since) {
+  std::vector<JobMonitor*> all;
+  {
+    std::lock_guard<std::mutex> guard(jobs_mu);
+    for (auto& [name, m] : jobs) all.push_back(m.get());
+  }
+  std::vector<JobMonitor::Snapshot> out;
+  for (JobMonitor* m : all) out.push_back(m->Snap(since));
+  return out;
+}
+
+void Collector::Impl::OnCommit(const ingest::agent::AgentBatch& b,
+                               const std::vector<uint8_t>& fresh,
+                               const std::vector<int64_t>& ids) {
+  const double now = SteadyNow();
+  for (size_t i = 0; i < b.records.size(); ++i) {
+    if (!fresh[i]) continue;
+    const ingest::agent::RecordHeader& h = b.records[i];
+    const size_t j = static_cast<size_t>(h.job);
+    JobMonitor* m = Monitor(b.jobs[j], ids[j]);
+    const auto k = static_cast<size_t>(h.index);
+    if (h.kind == ingest::agent::RecordKind::kRank) {
+      m->AddRank(h.rank, h.epoch, b.ranks[k]);
+    } else if (h.kind == ingest::agent::RecordKind::kStep) {
+      m->AddStep(h.rank, h.epoch, b.steps[k], now);
+    }
+  }
+}
+
+// Closes due steps of every job a few times a second and hands their
+// aggregates and alerts to the writer; applies retention once a minute.
+void Collector::Impl::LiveLoop() {
+  double last_retention = SteadyNow();
+  std::unique_lock<std::mutex> lock(stop_mu);
+  while (!stopping) {
+    stop_cv.wait_for(lock, std::chrono::milliseconds(200));
+    if (stopping) break;
+    lock.unlock();
+    std::vector<JobMonitor*> all;
+    {
+      std::lock_guard<std::mutex> guard(jobs_mu);
+      for (auto& [name, m] : jobs) all.push_back(m.get());
+    }
+    const double now = SteadyNow();
+    for (JobMonitor* m : all) {
+      std::vector<ClosedStep> closed = m->Tick(now);
+      if (!closed.empty()) {
+        store->Post([id = m->db_id(), c = std::move(closed)](Db& db) {
+          return StoreClosedSteps(db, id, c);
+        });
+      }
+    }
+    if (now - last_retention > 60) {
+      last_retention = now;
+      const double keep_s = o.retention_hours * 3600;
+      store->Post([keep_s](Db& db) { return ApplyRetention(db, keep_s); });
+    }
+    lock.lock();
+  }
+}
+
+bool Collector::Impl::Authorized(const httplib::Request& req, bool api) {
+  if (o.token.empty()) return true;
+  if (!api && IsLoopback(o.host)) return true;
+  const std::string auth = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (auth.rfind(kBearer, 0) != 0) return false;
+  return SameToken(std::string_view(auth).substr(kBearer.size()), o.token);
+}
+
+void Collector::Impl::Count(int status) {
+  std::lock_guard<std::mutex> guard(stats_mu);
+  ++stats.requests_by_code[status];
+}
+
+std::string Collector::Impl::Ack(const WriteResult& r,
+                                 const std::vector<std::string>& job_names) {
+  JsonWriter w(0);
+  w.BeginObject();
+  w.Key("ok");
+  w.Bool(true);
+  w.FieldInt("stored", r.stored);
+  w.FieldInt("duplicates", r.duplicates);
+  w.Field("flush_interval_s", o.flush_interval_s);
+  w.Key("commands");
+  w.BeginArray();
+  for (const std::string& name : job_names) {
+    JobMonitor* m = Find(name);
+    if (m == nullptr) continue;
+    for (const CaptureOrder& c : m->OpenOrders()) {
+      w.BeginObject();
+      w.FieldString("type", "capture");
+      w.FieldString("id", c.id);
+      w.FieldString("job", name);
+      w.FieldIntArray("ranks", c.ranks);
+      w.FieldInt("start_step", c.start_step);
+      w.FieldInt("steps", c.steps);
+      w.FieldString("upload", "/v1/traces?job=" + name + "&capture=" + c.id);
+      w.EndObject();
+    }
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.str() + "\n";
+}
+
+void Collector::Impl::Ingest(const httplib::Request& req,
+                             httplib::Response& res) {
+  if (!Authorized(req, true)) {
+    return JsonError(res, 401, "missing or wrong bearer token");
+  }
+  std::string body;
+  if (!Inflate(req, o.max_inflated_bytes, &body, res)) return;
+  int64_t lines = 0;
+  for (char c : body) lines += c == '\n';
+  if (lines > o.max_records + 1) {
+    return JsonError(res, 413,
+                     "more than " + std::to_string(o.max_records) +
+                         " records in one request; send smaller batches");
+  }
+  thread_local ingest::agent::AgentParser parser(
+      {o.max_records, 64 * 1024, (1 << 24) - 1});
+  Result<ingest::agent::AgentBatch> batch = parser.Parse(body);
+  if (!batch.ok()) {
+    {
+      std::lock_guard<std::mutex> guard(stats_mu);
+      stats.records_rejected += lines;
+    }
+    return JsonError(res, 400, batch.status().message());
+  }
+  ingest::agent::AgentBatch b = std::move(batch).value();
+  const std::vector<std::string> jobs_in = b.jobs;
+  WriteResult r = store->Write(std::move(b));
+  if (r.outcome == WriteOutcome::kBusy) {
+    res.set_header("Retry-After", "1");
+    return JsonError(res, 503, "the writer is busy; retry");
+  }
+  if (r.outcome == WriteOutcome::kFailed) {
+    return JsonError(res, 500, "not stored: " + r.error);
+  }
+  res.set_content(Ack(r, jobs_in), "application/json");
+}
+
+void Collector::Impl::Trace(const httplib::Request& req,
+                            httplib::Response& res) {
+  if (!Authorized(req, true)) {
+    return JsonError(res, 401, "missing or wrong bearer token");
+  }
+  const std::string job = req.get_param_value("job");
+  const std::string id = req.get_param_value("capture");
+  const int64_t rank = ParamInt(req, "rank", -1);
+  JobMonitor* m = Find(job);
+  if (m == nullptr || rank < 0 || rank > (1 << 24) ||
+      !m->HasCapture(id, static_cast<int32_t>(rank))) {
+    return JsonError(res, 404, "no capture '" + id + "' of job '" + job +
+                                   "' asks for rank " + std::to_string(rank));
+  }
+  std::string body;
+  if (!Inflate(req, o.max_trace_inflated_bytes, &body, res)) return;
+  Result<std::string> dir = captures.SaveTrace(job, id, static_cast<int32_t>(rank),
+                                               body);
+  if (!dir.ok()) return JsonError(res, 500, dir.status().message());
+  res.status = 201;
+  res.set_content("{\"ok\":true}\n", "application/json");
+  if (std::optional<CaptureOrder> done =
+          m->MarkUploaded(id, static_cast<int32_t>(rank))) {
+    captures.Analyse(dir.value(), [this, m, id, db = m->db_id()](
+                                      const std::string& state,
+                                      const std::string& summary) {
+      m->SetCaptureResult(id, state, summary);
+      store->Post([db, id, state, summary](Db& d) {
+        return StoreCaptureResult(d, db, id, state, summary);
+      });
+    });
+  }
+}
+
+void Collector::Impl::Routes() {
+  http.set_tcp_nodelay(true);
+  http.set_keep_alive_max_count(1000);
+  http.set_read_timeout(5, 0);
+  http.set_write_timeout(5, 0);
+  http.set_payload_max_length(static_cast<size_t>(
+      std::max(o.max_body_bytes, o.max_trace_bytes)));
+  const int threads = o.threads;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // httplib would inflate Content-Encoding bodies without a cap (a small
+  // gzip bomb becomes a large body): refuse them before the body is read.
+  http.set_pre_routing_handler([this](const httplib::Request& req,
+                                      httplib::Response& res) {
+    const std::string enc = req.get_header_value("Content-Encoding");
+    if (!enc.empty() && enc != "identity") {
+      JsonError(res, 413, "Content-Encoding is not accepted; send the raw "
+                          "gzip body with X-Strag-Encoding: gzip");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.path == "/v1/ingest" && req.has_header("Content-Length") &&
+        std::stoll("0" + req.get_header_value("Content-Length")) >
+            o.max_body_bytes) {
+      JsonError(res, 413, "body larger than " +
+                              std::to_string(o.max_body_bytes) + " bytes");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  http.set_logger([this](const httplib::Request& req,
+                         const httplib::Response& res) {
+    (void)req;
+    Count(res.status);
+  });
+  http.Post("/v1/ingest", [this](const httplib::Request& req,
+                                 httplib::Response& res) {
+    const double t0 = SteadyNow();
+    Ingest(req, res);
+    std::lock_guard<std::mutex> guard(stats_mu);
+    const double s = SteadyNow() - t0;
+    ++stats.ingest_requests;
+    stats.ingest_seconds_sum += s;
+    if (stats.ingest_buckets.empty()) {
+      stats.ingest_buckets.assign(std::size(kRequestBucketsS), 0);
+    }
+    for (size_t b = 0; b < std::size(kRequestBucketsS); ++b) {
+      if (s <= kRequestBucketsS[b]) ++stats.ingest_buckets[b];
+    }
+  });
+  http.Post("/v1/traces", [this](const httplib::Request& req,
+                                 httplib::Response& res) { Trace(req, res); });
+  http.Get("/metrics", [this](const httplib::Request& req,
+                              httplib::Response& res) {
+    if (!Authorized(req, false)) return JsonError(res, 401, "token needed");
+    HttpStats h;
+    {
+      std::lock_guard<std::mutex> guard(stats_mu);
+      h = stats;
+    }
+    res.set_content(RenderMetrics(Snapshots(INT64_MAX), store->Stats(), h,
+                                  ReadProcessStats(start_unix, o.db_path)),
+                    "text/plain; version=0.0.4; charset=utf-8");
+  });
+  http.Get("/api/v1/jobs", [this](const httplib::Request& req,
+                                  httplib::Response& res) {
+    if (!Authorized(req, false)) return JsonError(res, 401, "token needed");
+    res.set_content(JobsJson(Snapshots(INT64_MAX)), "application/json");
+  });
+  http.Get(R"(/api/v1/jobs/([A-Za-z0-9._:-]+)/live)",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             if (!Authorized(req, false)) return JsonError(res, 401, "token needed");
+             JobMonitor* m = Find(req.matches[1].str());
+             if (m == nullptr) return JsonError(res, 404, "no such job");
+             const int64_t since = ParamInt(req, "since_step", -1);
+             res.set_content(LiveJson(m->Snap(since), since), "application/json");
+           });
+  http.Post(R"(/api/v1/jobs/([A-Za-z0-9._:-]+)/capture)",
+            [this](const httplib::Request& req, httplib::Response& res) {
+              if (!Authorized(req, true)) return JsonError(res, 401, "token needed");
+              JobMonitor* m = Find(req.matches[1].str());
+              if (m == nullptr) return JsonError(res, 404, "no such job");
+              std::vector<int32_t> ranks;
+              for (size_t i = 0; i < req.get_param_value_count("rank"); ++i) {
+                ranks.push_back(static_cast<int32_t>(
+                    std::strtol(req.get_param_value("rank", i).c_str(), nullptr, 10)));
+              }
+              auto order = m->OrderCapture(ranks, 0, SteadyNow());
+              if (!order) return JsonError(res, 400, "name ranks: ?rank=R");
+              res.set_content("{\"ok\":true,\"id\":\"" + order->id + "\"}\n",
+                              "application/json");
+            });
+  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  http.Get("/", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!Authorized(req, false)) return JsonError(res, 401, "token needed");
+    const std::string_view page = DashboardHtml();
+    res.set_content(page.data(), page.size(), "text/html; charset=utf-8");
+  });
+}
+
+Collector::Collector(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<Collector>> Collector::Start(const CollectorOptions& o) {
+  if (!IsLoopback(o.host) && o.token.empty()) {
+    return InvalidInput("listening on " + o.host +
+                        " (not loopback) needs a token: --token-file FILE");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->o = o;
+  Impl* raw = impl.get();
+  ASSIGN_OR_RETURN(impl->store,
+                   IngestStore::Open(o.db_path, o.store,
+                                     [raw](const auto& b, const auto& f,
+                                           const auto& ids) {
+                                       raw->OnCommit(b, f, ids);
+                                     }));
+  std::string dir = o.captures_dir;
+  if (dir.empty()) dir = o.db_path + ".captures";
+  impl->captures = CaptureRunner(dir, o.strag_exe);
+  impl->Routes();
+  impl->port = o.port == 0 ? impl->http.bind_to_any_port(o.host)
+                           : (impl->http.bind_to_port(o.host, o.port) ? o.port : -1);
+  if (impl->port < 0) {
+    return InvalidInput("cannot listen on " + o.host + ":" +
+                        std::to_string(o.port) + " (in use, or not an address "
+                        "of this machine)");
+  }
+  impl->server_thread = std::thread([raw] { raw->http.listen_after_bind(); });
+  impl->live_thread = std::thread([raw] { raw->LiveLoop(); });
+  return std::unique_ptr<Collector>(new Collector(std::move(impl)));
+}
+
+int Collector::port() const { return impl_->port; }
+
+void Collector::Wait() {
+  std::unique_lock<std::mutex> lock(impl_->stop_mu);
+  impl_->stop_cv.wait(lock, [&] { return impl_->stopping; });
+}
+
+void Collector::Stop() {
+  {
+    std::lock_guard<std::mutex> guard(impl_->stop_mu);
+    if (impl_->stopping) return;
+    impl_->stopping = true;
+  }
+  impl_->stop_cv.notify_all();
+}
+
+Collector::~Collector() {
+  Stop();
+  impl_->http.stop();
+  if (impl_->server_thread.joinable()) impl_->server_thread.join();
+  if (impl_->live_thread.joinable()) impl_->live_thread.join();
+  impl_->captures.Join();
+}
+
+}  // namespace strag::serve

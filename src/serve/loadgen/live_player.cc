@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "serve/loadgen/live_player.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "base/str_format.h"
+#include "ingest/agent/agent_writer.h"
+#include "sim/simulator.h"
+#include "trace/op_type.h"
+
+namespace strag::serve {
+namespace {
+
+using ingest::agent::StepRecord;
+using trace::CollGroup;
+using trace::OpType;
+
+struct Layout {
+  int32_t dp = 1, pp = 1, tp = 1, cp = 1, per_node = 8;
+  int32_t World() const { return dp * pp * tp * cp; }
+  int32_t Rank(int32_t d, int32_t s, int32_t c, int32_t t) const {
+    return ((s * dp + d) * cp + c) * tp + t;
+  }
+};
+
+CollGroup GroupOfOp(OpType t) {
+  if (trace::IsP2p(t)) return CollGroup::kPp;
+  return CollGroup::kDp;
+}
+
+// One chunk's records: per step, per traced worker (dp * pp + stage... by
+// worker index d * pp + s), the record every rank of its TP x CP group
+// sends.
+struct ChunkRecords {
+  std::vector<int64_t> step_span_ns;
+  std::vector<std::vector<StepRecord>> by_step;  // [step][d * pp + s]
+};
+
+ChunkRecords Aggregate(const sim::SimulatedJob& job, const Layout& l) {
+  const size_t steps = job.steps.size();
+  const size_t workers = static_cast<size_t>(l.dp) * static_cast<size_t>(l.pp);
+  ChunkRecords c;
+  c.by_step.assign(steps, std::vector<StepRecord>(workers));
+  c.step_span_ns.assign(steps, 0);
+  const trace::OpsTable t =
+      sim::ToOpsTable(job, 0, static_cast<int64_t>(steps) - 1);
+  std::vector<int64_t> lo(steps, INT64_MAX), hi(steps, INT64_MIN);
+  std::vector<int64_t> first(steps * workers, INT64_MAX);
+  for (size_t i = 0; i < t.rank.size(); ++i) {
+    const auto k = static_cast<size_t>(t.step[i]);
+    const size_t w = static_cast<size_t>(t.dp[i]) * static_cast<size_t>(l.pp) +
+                     static_cast<size_t>(t.pp[i]);
+    StepRecord& r = c.by_step[k][w];
+    const int64_t dur = t.dur_ns[i];
+    lo[k] = std::min(lo[k], t.start_ns[i]);
+    hi[k] = std::max(hi[k], t.start_ns[i] + dur);
+    first[k * workers + w] = std::min(first[k * workers + w], t.start_ns[i]);
+    switch (t.op_type[i]) {
+      case OpType::kForwardCompute: r.fwd_ns += dur; break;
+      case OpType::kBackwardCompute: r.bwd_ns += dur; break;
+      case OpType::kOptimizer:
+      case OpType::kOptimizerClipMainGrad: r.opt_ns += dur; break;
+      case OpType::kGc: r.gc_ns += dur; break;
+      default: {
+        const auto g = static_cast<size_t>(GroupOfOp(t.op_type[i]));
+        r.coll_ns[g] += dur;
+        ++r.coll_n[g];
+      }
+    }
+  }
+  for (size_t k = 0; k < steps; ++k) {
+    c.step_span_ns[k] = std::max<int64_t>(hi[k] - lo[k], 0);
+  }
+  for (const sim::HostDelay& h : job.host_delays) {
+    StepRecord& r = c.by_step[h.step][static_cast<size_t>(h.dp) *
+                                          static_cast<size_t>(l.pp) +
+                                      static_cast<size_t>(h.stage)];
+    const auto ns = static_cast<int64_t>(static_cast<double>(h.seconds) * 1e9);
+    if (h.kind == sim::HostDelay::Kind::kGc) {
+      r.gc_ns += ns;
+      ++r.gc_n;
+      r.gc_gen = 2;
+    } else {
+      r.data_ns += ns;
+    }
+  }
+  return c;
+}
+
+// The spec of chunk [from, from + n): its own seed, injections with their
+// step ranges moved to the chunk (absent where they do not reach it).
+sim::JobSpec ChunkSpec(const sim::JobSpec& spec, int64_t from, int64_t n,
+                       int64_t chunk) {
+  sim::JobSpec c = spec;
+  c.job.steps = static_cast<int32_t>(n);
+  c.job.seed = spec.job.seed + static_cast<uint64_t>(chunk);
+  c.stragglers.clear();
+  for (sim::StragglerSpec st : spec.stragglers) {
+    if (st.steps) {
+      const int64_t a = std::max(st.steps->first, from);
+      const int64_t b = std::min(st.steps->second, from + n - 1);
+      if (a > b) continue;
+      st.steps = std::make_pair(a - from, b - from);
+    }
+    c.stragglers.push_back(st);
+  }
+  return c;
+}
+
+class Sender {
+ public:
+  Sender(const LivePlayOptions& o, LivePlayStats* stats)
+      : client_(o.url), stats_(stats) {
+    client_.set_tcp_nodelay(true);
+    client_.set_keep_alive(true);
+    client_.set_read_timeout(30, 0);
+    if (!o.token.empty()) {
+      headers_.emplace("Authorization", "Bearer " + o.token);
+    }
+  }
+
+  // Posts until acknowledged; gives up on a 4xx (bad input is not retried).
+  Status Post(const std::string& body) {
+    for (int attempt = 0;; ++attempt) {
+      ++stats_->requests;
+      auto res = client_.Post("/v1/ingest", headers_, body, "application/x-ndjson");
+      if (res && res->status == 200) return Status::Ok();
+      if (res && res->status >= 400 && res->status < 500 && res->status != 429) {
+        return InvalidInput(StrFormat("the collector answered %d: %s",
+                                      res->status, res->body.c_str()));
+      }
+      if (attempt >= 200) {
+        return IoError("the collector did not acknowledge after 200 tries");
+      }
+      ++stats_->retries;
+      std::this_thread::sleep_for(std::chrono::milliseconds(
+          std::min(2000, 50 << std::min(attempt, 5))));
+    }
+  }
+
+ private:
+  httplib::Client client_;
+  httplib::Headers headers_;
+  LivePlayStats* stats_;
+};
+
+}  // namespace
+
+Result<LivePlayStats> PlayLive(
+    const sim::JobSpec& spec, const LivePlayOptions& o,
+    const std::function<void(const std::string&)>& progress) {
+  LivePlayStats stats;
+  const Layout l{spec.job.dp + spec.job.backup_workers, spec.job.pp,
+                 spec.job.tp, spec.job.cp, spec.job.gpus_per_node};
+  Sender sender(o, &stats);
+  const int64_t epoch = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  std::vector<int64_t> seq(static_cast<size_t>(l.World()), 0);
+  std::string body;
+  int64_t in_body = 0;
+  auto flush = [&]() -> Status {
+    if (in_body == 0) return Status::Ok();
+    RETURN_IF_ERROR(sender.Post(body));
+    body.clear();
+    in_body = 0;
+    return Status::Ok();
+  };
+  auto add = [&](auto&& append) -> Status {
+    append();
+    ++stats.records;
+    if (++in_body >= o.records_per_request) return flush();
+    return Status::Ok();
+  };
+  for (int32_t s = 0; s < l.pp; ++s) {
+    for (int32_t d = 0; d < l.dp; ++d) {
+      for (int32_t c = 0; c < l.cp; ++c) {
+        for (int32_t t = 0; t < l.tp; ++t) {
+          const int32_t rank = l.Rank(d, s, c, t);
+          ingest::agent::RankInfo r;
+          r.world_size = l.World();
+          r.dp = d, r.pp = s, r.tp = t, r.cp = c;
+          r.dp_size = l.dp, r.pp_size = l.pp, r.tp_size = l.tp, r.cp_size = l.cp;
+          r.local_rank = rank % l.per_node;
+          r.microbatches = spec.job.microbatches;
+          r.usd_per_gpu_hour = spec.job.gpu_hour_usd;
+          r.host = "node-" + std::to_string(rank / l.per_node);
+          r.device = "sim";
+          r.agent_version = "strag-simulate";
+          RETURN_IF_ERROR(add([&] {
+            ingest::agent::AppendRankLine({o.job, rank, epoch},
+                                          ++seq[static_cast<size_t>(rank)], r, &body);
+          }));
+        }
+      }
+    }
+  }
+  RETURN_IF_ERROR(flush());
+  const auto start = std::chrono::steady_clock::now();
+  int64_t t_ns = epoch;
+  const int64_t total = spec.job.steps;
+  const int64_t chunk_steps = std::max<int64_t>(1, o.chunk_steps);
+  for (int64_t from = 0, chunk = 0; from < total; from += chunk_steps, ++chunk) {
+    const int64_t n = std::min(chunk_steps, total - from);
+    sim::SimulateOptions so;
+    so.truth = false;
+    ASSIGN_OR_RETURN(sim::SimulatedJob job,
+                     sim::Simulate(ChunkSpec(spec, from, n, chunk), so));
+    const ChunkRecords rec = Aggregate(job, l);
+    for (int64_t k = 0; k < n; ++k) {
+      const auto ks = static_cast<size_t>(k);
+      t_ns += rec.step_span_ns[ks];
+      for (int32_t s = 0; s < l.pp; ++s) {
+        for (int32_t d = 0; d < l.dp; ++d) {
+          StepRecord r = rec.by_step[ks][static_cast<size_t>(d * l.pp + s)];
+          r.step = from + k;
+          r.step_ns = rec.step_span_ns[ks];
+          r.t_end_ns = t_ns;
+          for (int32_t c = 0; c < l.cp; ++c) {
+            for (int32_t t = 0; t < l.tp; ++t) {
+              const int32_t rank = l.Rank(d, s, c, t);
+              RETURN_IF_ERROR(add([&] {
+                ingest::agent::AppendStepLine(
+                    {o.job, rank, epoch}, ++seq[static_cast<size_t>(rank)], r, &body);
+              }));
+            }
+          }
+        }
+      }
+      RETURN_IF_ERROR(flush());
+      ++stats.steps;
+      if (o.rate > 0) {
+        std::this_thread::sleep_until(
+            start + std::chrono::duration<double>(static_cast<double>(stats.steps) / o.rate));
+      }
+      if (progress && stats.steps % 100 == 0) {
+        progress(StrFormat("%lld of %lld steps played",
+                           static_cast<long long>(stats.steps),
+                           static_cast<long long>(total)));
+      }
+    }
+  }
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+}  // namespace strag::serve
