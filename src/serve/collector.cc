@@ -419,6 +419,7 @@ Result<std::unique_ptr<Collector>> Collector::Start(const CollectorOptions& o) {
   }
   auto impl = std::make_unique<Impl>();
   impl->o = o;
+  impl->o.monitor.flush_interval_s = o.flush_interval_s;
   Impl* raw = impl.get();
   ASSIGN_OR_RETURN(impl->store,
                    IngestStore::Open(o.db_path, o.store,

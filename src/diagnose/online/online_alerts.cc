@@ -91,6 +91,32 @@ void FireWorkers(DetectorState& s, int64_t step,
   for (int32_t c : cells) s.worker_gates[c].alert_id = id;
 }
 
+// When a rank's gates first hold, their clock starts at the onset of its
+// lateness, not now: the persistence gate needs half a window of late
+// steps, which the continuity gate would otherwise add to. The onset is the
+// earliest implicated step from which the rank stayed implicated in at
+// least 3/4 of the judged steps, within the window (stricter than the
+// persistence gate, so that chance late steps before the onset move it
+// back by a few steps at most).
+void StartAtOnset(const DetectorState& s, int32_t cell, int64_t step,
+                  Gate* g) {
+  int32_t late = 0, judged = 0;
+  int64_t onset_step = step, onset_ns = s.t_ns;
+  for (int32_t k = s.window.size() - 1; k >= 0; --k) {
+    const CellEntry& e = s.window.entry(k, cell);
+    if (!(e.bits & kJudged)) continue;
+    ++judged;
+    if (!(e.bits & kImplicated)) continue;
+    ++late;
+    if (4 * late >= 3 * judged) {
+      onset_step = s.window.job(k).step;
+      onset_ns = s.window.job(k).t_ns;
+    }
+  }
+  g->since_step = onset_step;
+  g->since_ns = onset_ns;
+}
+
 void WorkerAlerts(DetectorState& s, int64_t step,
                   const std::vector<int32_t>& top,
                   std::vector<AlertEvent>* events) {
@@ -107,6 +133,7 @@ void WorkerAlerts(DetectorState& s, int64_t step,
     const CellStats st = StatsOf(s.window.sums(c));
     const bool holds = WorkerGatesHold(s, st);
     Gate& g = s.worker_gates[c];
+    if (holds && g.since_step < 0) StartAtOnset(s, c, step, &g);
     if (g.Enter(holds, step, s.t_ns, continuity) && g.alert_id == 0) {
       ready.push_back(c);
     }

@@ -45,7 +45,12 @@ CellCause ClassifyCell(const CellSums& s, double needed) {
   if (s.implicated == 0 || late <= 0) return {Cause::kNone, 0, "no late step"};
   const double gc = Clamp01(static_cast<double>(s.gc_impl_ns) / late);
   const double data = Clamp01(static_cast<double>(s.data_impl_ns) / late);
-  const double compute = Clamp01(static_cast<double>(s.compute_impl_ns) / late);
+  const double phases = Clamp01(static_cast<double>(s.compute_impl_ns) / late);
+  // Busy time is the step minus collectives: what GC and data loading do
+  // not explain is the rank's own work, whether or not the phases saw it
+  // (a host-timed DDP backward also holds the gradient all-reduce, and work
+  // between the phases is in no phase).
+  const double compute = std::max(phases, Clamp01(1 - gc - data));
   // Persistent late starts are data loading before they are host pauses,
   // as offline.
   if (std::max(gc, data) >= needed) {
@@ -67,8 +72,11 @@ CellCause ClassifyCell(const CellSums& s, double needed) {
                         100 * compute, 100 * (1 - match))};
     }
     return {Cause::kFaultyWorker, compute,
-            StrFormat("its compute (forward, backward, optimizer) covers "
-                      "%.0f%% of it%s",
+            StrFormat("%s covers %.0f%% of it%s",
+                      phases >= needed
+                          ? "its compute (forward, backward, optimizer)"
+                          : "its own work (busy time outside GC and data "
+                            "loading)",
                       100 * compute,
                       given ? " with the same work as its peers (tokens "
                               "and sum_s2 within 5%)"

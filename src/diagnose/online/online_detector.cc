@@ -226,10 +226,17 @@ int32_t NamedRank(const DetectorState& s, int32_t cell) {
   return s.table.Member(cell, static_cast<int32_t>(best - counts.begin()));
 }
 
+// A persistent straggler (late in half the steps), or a recurring one: late
+// in fewer steps but by so much that its mean cost is twice the floor (a
+// rank whose GC pauses every third step).
 bool WorkerGatesHold(const DetectorState& s, const CellStats& st) {
-  return st.judged >= MinJudged(s.options) &&
-         st.persistence >= s.options.persistence_enter &&
-         st.mean_lateness_ns >= s.facts.floor_ns;
+  if (st.judged < MinJudged(s.options) ||
+      st.mean_lateness_ns < s.facts.floor_ns) {
+    return false;
+  }
+  return st.persistence >= s.options.persistence_enter ||
+         (st.persistence >= s.options.recurring_share &&
+          st.mean_lateness_ns >= 2 * s.facts.floor_ns);
 }
 
 JobGates GatesNow(const DetectorState& s, const std::vector<int32_t>& top) {

@@ -19,7 +19,9 @@
 // window_s)). An alert fires when persistence >= 0.5, the rank's mean
 // excess >= max(2% of the step, 5 ms) and both have held for continuity_s
 // of step time; it resolves by hysteresis (persistence < 0.2 or excess
-// below half the floor, for exit_s). Groups of fewer than 4 ranks judge a
+// below half the floor, for exit_s). A recurring straggler, late in 25% of
+// the steps with twice that mean excess (GC every few steps), passes the
+// persistence gate too. Groups of fewer than 4 ranks judge a
 // rank against its own rolling median as well. A one-sided CUSUM on the
 // job's log step time (k = 0.5, h = 8) marks regime changes.
 //
@@ -70,6 +72,9 @@ struct OnlineOptions {
   double window_s = 300;
   double persistence_enter = 0.5;
   double persistence_exit = 0.2;
+  // Or late in this share of steps with a mean excess of twice the floor:
+  // a recurring straggler (GC every few steps).
+  double recurring_share = 0.25;
   double effect_ratio = 0.02;          // of the step
   int64_t effect_min_ns = 5'000'000;   // and at least this
   double continuity_s = 240;           // gates held this long to fire

@@ -2,6 +2,7 @@
 #include "serve/live/job_monitor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace strag::serve {
@@ -13,6 +14,7 @@ JobMonitor::JobMonitor(std::string name, int64_t db_id, MonitorOptions options)
       db_id_(db_id),
       options_(options),
       detector_(options.detector),
+      microbatches_(options.detector.microbatches),
       usd_per_gpu_hour_(options.usd_per_gpu_hour) {}
 
 void JobMonitor::AddRank(int32_t rank, int64_t epoch,
@@ -28,7 +30,20 @@ void JobMonitor::AddRank(int32_t rank, int64_t epoch,
                                           static_cast<int32_t>(hosts_.size()));
     node = it->second;
   }
-  detector_.SetPlace({rank, info.dp, info.pp, info.tp, node});
+  const diagnose::online::RankPlace place{rank, info.dp, info.pp, info.tp, node};
+  places_[rank] = place;
+  // The stage excess needs the microbatch count; the agents register
+  // before their first step, so the detector can still start over.
+  if (info.microbatches > 0 && info.microbatches != microbatches_ &&
+      last_closed_ < 0) {
+    microbatches_ = info.microbatches;
+    diagnose::online::OnlineOptions o = options_.detector;
+    o.microbatches = microbatches_;
+    detector_ = diagnose::online::OnlineDetector(o);
+    for (const auto& [r, p] : places_) detector_.SetPlace(p);
+    return;
+  }
+  detector_.SetPlace(place);
 }
 
 void JobMonitor::AddStep(int32_t rank, int64_t epoch,
@@ -54,7 +69,9 @@ void JobMonitor::AddStep(int32_t rank, int64_t epoch,
   r.tokens = s.tokens;
   r.sum_s2 = s.sum_s2;
   r.flags = s.flags;
-  open_[s.step][rank] = r;
+  OpenStep& open = open_[s.step];
+  if (open.ranks.empty()) open.first_s = now_s;
+  open.ranks[rank] = r;
   max_seen_ = std::max(max_seen_, s.step);
 }
 
@@ -63,11 +80,13 @@ std::vector<ClosedStep> JobMonitor::Tick(double now_s) {
   std::vector<ClosedStep> out;
   const size_t known = std::max(ranks_.size(), seen_.size());
   while (!open_.empty()) {
-    const auto& [step, records] = *open_.begin();
-    const bool everyone = records.size() >= known;
-    const bool moved_on = max_seen_ >= step + options_.close_lag;
+    const auto& [step, open] = *open_.begin();
+    const bool everyone = open.ranks.size() >= known;
+    const bool due = now_s - open.first_s >= options_.close_after_s;
     const bool quiet = now_s - last_record_s_ >= options_.grace_s;
-    if (!everyone && !moved_on && !quiet) break;
+    const bool backlog =
+        static_cast<int64_t>(open_.size()) > options_.max_open_steps;
+    if (!everyone && !due && !quiet && !backlog) break;
     CloseUpTo(step, &out);
   }
   for (const ClosedStep& c : out) {
@@ -81,7 +100,7 @@ void JobMonitor::CloseUpTo(int64_t step, std::vector<ClosedStep>* out) {
   while (!open_.empty() && open_.begin()->first <= step) {
     auto node = open_.extract(open_.begin());
     records.clear();
-    for (const auto& [rank, r] : node.mapped()) records.push_back(r);
+    for (const auto& [rank, r] : node.mapped().ranks) records.push_back(r);
     online::StepResult result = detector_.CloseStep(node.key(), records);
     last_closed_ = node.key();
     history_.push_back(result.summary);
@@ -131,12 +150,23 @@ CaptureOrder JobMonitor::OrderLocked(const std::vector<int32_t>& ranks,
   order.id = "cap-" + std::to_string(captures_.size() + 1);
   order.alert_id = alert_id;
   order.ranks = ranks;
-  order.start_step = std::max(max_seen_, int64_t{0}) + options_.capture_lead;
+  order.start_step = std::max(max_seen_, int64_t{0}) + CaptureLead();
   order.steps = options_.capture_steps;
   order.created_s = now_s;
   last_capture_s_ = now_s;
   captures_.push_back(order);
   return order;
+}
+
+// The agents see an order on their next acknowledgement, up to two flush
+// intervals after it is made, and may be that far ahead of the newest step
+// here: the capture starts far enough ahead for every rank to be in time.
+int64_t JobMonitor::CaptureLead() const {
+  const double step_s = detector_.View().mean_step_s;
+  const double lead_s = 2 * options_.flush_interval_s + 2;
+  const int64_t by_time =
+      step_s > 0 ? static_cast<int64_t>(std::ceil(lead_s / step_s)) + 1 : 0;
+  return std::max<int64_t>(options_.capture_lead, std::min<int64_t>(by_time, 1000));
 }
 
 std::vector<CaptureOrder> JobMonitor::OpenOrders() const {

@@ -2,8 +2,10 @@
 // JobMonitor: the live state of one job in the collector. Stored records
 // come in (from the IngestStore's commit sink); steps are assembled from
 // the ranks' records and closed, in order, when every known rank has
-// reported or a later step shows the job moved on (`close_lag` steps), or
-// when the records stopped (Tick, `grace_s` of collector time). Each closed
+// reported, or `close_after_s` (collector time) after its first record came
+// (agents flush every second or so: a rank whose batch is later than that
+// is missing from the step, and silent after a few), or when no record
+// came for `grace_s`. Each closed
 // step goes through the OnlineDetector; the monitor keeps the recent step
 // summaries, the alerts, and the capture orders it issues.
 //
@@ -28,14 +30,17 @@ namespace strag::serve {
 
 struct MonitorOptions {
   diagnose::online::OnlineOptions detector = {};
-  int32_t close_lag = 3;       // close step k once step k + lag is seen
+  double close_after_s = 4;    // close a step this long after its first record
   double grace_s = 10;         // or once no record came for this long
+  int32_t max_open_steps = 10000;  // beyond: the oldest close at once
   int32_t history_steps = 3600;  // summaries kept for the dashboard
   bool captures = true;        // order a profiler capture on an alert
   int32_t capture_steps = 3;
-  int32_t capture_lead = 5;    // steps between the order and the capture
+  int32_t capture_lead = 5;    // at least this many steps between the order
+                               // and the capture, and 2 flushes + 2 s
   double capture_every_s = 1800;  // at most one capture per job per this
   double usd_per_gpu_hour = 2.0;  // unless the agents give a price
+  double flush_interval_s = 1;    // the agents' (told on every ack)
 };
 
 struct CaptureOrder {
@@ -104,18 +109,25 @@ class JobMonitor {
   void MaybeCapture(const diagnose::online::AlertEvent& event, double now_s);
   CaptureOrder OrderLocked(const std::vector<int32_t>& ranks, int64_t alert_id,
                            double now_s);
+  int64_t CaptureLead() const;
 
   const std::string name_;
   const int64_t db_id_;
   const MonitorOptions options_;
   mutable std::mutex mu_;
   diagnose::online::OnlineDetector detector_;
+  int32_t microbatches_;  // the detector's
+  std::map<int32_t, diagnose::online::RankPlace> places_;
   std::map<int32_t, ingest::agent::RankInfo> ranks_;
   std::map<int32_t, int64_t> epochs_;  // latest epoch per rank
   std::set<int32_t> seen_;             // ranks with a step record
   std::map<std::string, int32_t> hosts_;  // host -> node number
   // Open steps: step -> the records received (one per rank, last wins).
-  std::map<int64_t, std::map<int32_t, diagnose::online::RankStep>> open_;
+  struct OpenStep {
+    double first_s = 0;  // collector time of its first record
+    std::map<int32_t, diagnose::online::RankStep> ranks;
+  };
+  std::map<int64_t, OpenStep> open_;
   int64_t last_closed_ = -1;
   int64_t max_seen_ = -1;
   double last_record_s_ = 0;
