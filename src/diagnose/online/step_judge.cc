@@ -340,39 +340,48 @@ void StepJudge::StageExcess(JobStep* job) {
   }
 }
 
-// The transfer time of each collective kind: the least D_g of a group of
-// at least two cells (its last arriver waited for nobody), the median over
-// groups. PP sends are left out: a receive waits for the sending stage,
-// so no member's time is a pure transfer. The baseline takes every value
-// until the window's share of elevated steps reaches persistence_exit,
-// then freezes (taking only the unelevated values would drag a noisy
-// baseline down until everything looks elevated).
+// The transfer time of each collective kind, per pipeline stage: the least
+// D_g of the stage's cells (its last arriver waited for nobody), against
+// that stage's own baseline, so that a slow link that slows one stage's
+// collectives is not outvoted by the others. The step's rise is the largest
+// over stages. PP sends are left out: a receive waits for the sending
+// stage, so no member's time is a pure transfer. A baseline takes the
+// values that are not elevated, until the window's share of elevated steps
+// reaches persistence_exit, then freezes.
 void StepJudge::Transfers(const Window& window, JobStep* job) {
   const double floor = Floor();
   const JobSums& sums = window.job_sums();
+  if (transfer_ref_.size() < stages_.size()) transfer_ref_.resize(stages_.size());
   for (size_t g = 0; g < trace::kCollGroups; ++g) {
     if (g == static_cast<size_t>(trace::CollGroup::kPp)) continue;
-    scratch_.clear();
-    for (const Stage& s : stages_) {
-      if (s.end - s.begin >= 2 && s.transfer[g] > 0) {
-        scratch_.push_back(s.transfer[g]);
+    const bool learn = sums.elevated[g] < options_.persistence_exit * sums.judged ||
+                       sums.judged == 0;
+    double best_rise = 0, best_transfer = 0, best_base = 0;
+    for (size_t si = 0; si < stages_.size(); ++si) {
+      const Stage& st = stages_[si];
+      if (st.end - st.begin < 2 || st.transfer[g] <= 0) continue;
+      const double transfer = st.transfer[g];
+      RollingReference& ref = transfer_ref_[si][g];
+      const double base = ref.median();
+      const double rise = transfer - base;
+      const bool elevated =
+          ref.ready() && transfer >= kTransferRise * base && rise >= floor &&
+          rise > kZIndividual * RobustSigma(ref.mad(), base);
+      if (elevated && rise > best_rise) {
+        best_rise = rise;
+        best_transfer = transfer;
+        best_base = base;
       }
+      // An elevated value is never learnt: the 48-value baseline would take
+      // a lasting slowdown in as its new normal long before the window's
+      // share of elevated steps could freeze it.
+      if (learn && !elevated) ref.Push(transfer);
     }
-    if (scratch_.empty()) continue;
-    const double transfer = MedianInPlace(scratch_);
-    RollingReference& ref = transfer_ref_[g];
-    const double base = ref.median();
-    const double rise = transfer - base;
-    if (ref.ready() && transfer >= kTransferRise * base && rise >= floor &&
-        rise > kZIndividual * RobustSigma(ref.mad(), base)) {
+    if (best_rise > 0) {
       job->comm_elevated |= static_cast<uint8_t>(1u << g);
-      job->comm_ns += std::llround(rise);
-      job->transfer_ns[g] = static_cast<float>(transfer);
-      job->baseline_ns[g] = static_cast<float>(base);
-    }
-    if (sums.elevated[g] < options_.persistence_exit * sums.judged ||
-        sums.judged == 0) {
-      ref.Push(transfer);
+      job->comm_ns += std::llround(best_rise);
+      job->transfer_ns[g] = static_cast<float>(best_transfer);
+      job->baseline_ns[g] = static_cast<float>(best_base);
     }
   }
 }

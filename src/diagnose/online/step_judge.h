@@ -110,7 +110,8 @@ class StepJudge {
   std::vector<OwnBaseline> refs_;
   std::array<double, kDriftSteps> drifts_{};  // raw log drifts, a ring
   size_t drift_next_ = 0;
-  std::array<RollingReference, trace::kCollGroups> transfer_ref_;
+  // [stage index][collective kind]
+  std::vector<std::array<RollingReference, trace::kCollGroups>> transfer_ref_;
   int32_t last_rank_ = -1;
   double last_lateness_ = 0, sync_wait_ns_ = 0;
   double worker_ns_ = 0, host_ns_ = 0;

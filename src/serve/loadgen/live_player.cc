@@ -4,6 +4,8 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <chrono>
 #include <map>
 #include <thread>
@@ -40,9 +42,60 @@ CollGroup GroupOfOp(OpType t) {
 struct ChunkRecords {
   std::vector<int64_t> step_span_ns;
   std::vector<std::vector<StepRecord>> by_step;  // [step][d * pp + s]
+  // Median forward + backward over a stage's workers: [step][stage].
+  std::vector<std::vector<int64_t>> stage_median_compute_ns;
 };
 
+// Length of the union of `iv` (sorted in place), minus what `cover` (a
+// sorted, disjoint union) overlaps.
+int64_t ExposedNs(std::vector<std::pair<int64_t, int64_t>>* iv,
+                  const std::vector<std::pair<int64_t, int64_t>>& cover) {
+  std::sort(iv->begin(), iv->end());
+  int64_t total = 0;
+  size_t c = 0;
+  int64_t lo = INT64_MIN, hi = INT64_MIN;
+  auto flush = [&] {
+    if (hi <= lo) return;
+    int64_t len = hi - lo;
+    while (c < cover.size() && cover[c].second <= lo) ++c;
+    for (size_t k = c; k < cover.size() && cover[k].first < hi; ++k) {
+      len -= std::min(hi, cover[k].second) - std::max(lo, cover[k].first);
+    }
+    total += std::max<int64_t>(len, 0);
+  };
+  for (const auto& [a, b] : *iv) {
+    if (a > hi) {
+      flush();
+      lo = a;
+      hi = b;
+    } else {
+      hi = std::max(hi, b);
+    }
+  }
+  flush();
+  return total;
+}
+
+std::vector<std::pair<int64_t, int64_t>> Union(
+    std::vector<std::pair<int64_t, int64_t>> iv) {
+  std::sort(iv.begin(), iv.end());
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& x : iv) {
+    if (!out.empty() && x.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, x.second);
+    } else {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
+// What an agent in each traced worker would have measured: phase sums, and
+// per process-group kind the time blocked in collectives, i.e. the time a
+// collective of that kind is under way and no compute runs (a p2p send
+// that overlaps the next forward blocks nothing).
 ChunkRecords Aggregate(const sim::SimulatedJob& job, const Layout& l) {
+  using Intervals = std::vector<std::pair<int64_t, int64_t>>;
   const size_t steps = job.steps.size();
   const size_t workers = static_cast<size_t>(l.dp) * static_cast<size_t>(l.pp);
   ChunkRecords c;
@@ -51,31 +104,73 @@ ChunkRecords Aggregate(const sim::SimulatedJob& job, const Layout& l) {
   const trace::OpsTable t =
       sim::ToOpsTable(job, 0, static_cast<int64_t>(steps) - 1);
   std::vector<int64_t> lo(steps, INT64_MAX), hi(steps, INT64_MIN);
-  std::vector<int64_t> first(steps * workers, INT64_MAX);
+  std::vector<Intervals> compute(steps * workers);
+  std::vector<std::array<Intervals, trace::kCollGroups>> comm(steps * workers);
   for (size_t i = 0; i < t.rank.size(); ++i) {
     const auto k = static_cast<size_t>(t.step[i]);
     const size_t w = static_cast<size_t>(t.dp[i]) * static_cast<size_t>(l.pp) +
                      static_cast<size_t>(t.pp[i]);
     StepRecord& r = c.by_step[k][w];
-    const int64_t dur = t.dur_ns[i];
-    lo[k] = std::min(lo[k], t.start_ns[i]);
-    hi[k] = std::max(hi[k], t.start_ns[i] + dur);
-    first[k * workers + w] = std::min(first[k * workers + w], t.start_ns[i]);
+    const int64_t start = t.start_ns[i], dur = t.dur_ns[i];
+    lo[k] = std::min(lo[k], start);
+    hi[k] = std::max(hi[k], start + dur);
     switch (t.op_type[i]) {
       case OpType::kForwardCompute: r.fwd_ns += dur; break;
       case OpType::kBackwardCompute: r.bwd_ns += dur; break;
       case OpType::kOptimizer:
       case OpType::kOptimizerClipMainGrad: r.opt_ns += dur; break;
-      case OpType::kGc: r.gc_ns += dur; break;
-      default: {
-        const auto g = static_cast<size_t>(GroupOfOp(t.op_type[i]));
-        r.coll_ns[g] += dur;
-        ++r.coll_n[g];
-      }
+      default: break;
+    }
+    if (trace::IsIdealisedAsComm(t.op_type[i])) {
+      const auto g = static_cast<size_t>(GroupOfOp(t.op_type[i]));
+      comm[k * workers + w][g].emplace_back(start, start + dur);
+      ++r.coll_n[g];
+    } else if (dur > 0) {
+      compute[k * workers + w].emplace_back(start, start + dur);
     }
   }
   for (size_t k = 0; k < steps; ++k) {
     c.step_span_ns[k] = std::max<int64_t>(hi[k] - lo[k], 0);
+    for (size_t w = 0; w < workers; ++w) {
+      const Intervals busy = Union(std::move(compute[k * workers + w]));
+      for (size_t g = 0; g < trace::kCollGroups; ++g) {
+        c.by_step[k][w].coll_ns[g] = ExposedNs(&comm[k * workers + w][g], busy);
+      }
+    }
+  }
+  // The batch each replica drew: what the agents' tokens() would report.
+  const auto m = static_cast<size_t>(job.spec.job.microbatches);
+  for (size_t k = 0; k < steps && !job.sequences.empty(); ++k) {
+    for (int32_t d = 0; d < l.dp; ++d) {
+      double tokens = 0, seqs = 0, s2 = 0;
+      const size_t lane = k * static_cast<size_t>(l.dp) + static_cast<size_t>(d);
+      for (size_t mb = 0; mb < m && (lane * m + mb) < job.sequences.size(); ++mb) {
+        for (int64_t len : job.sequences[lane * m + mb]) {
+          tokens += static_cast<double>(len);
+          s2 += static_cast<double>(len) * static_cast<double>(len);
+          seqs += 1;
+        }
+      }
+      for (int32_t st = 0; st < l.pp; ++st) {
+        StepRecord& r = c.by_step[k][static_cast<size_t>(d * l.pp + st)];
+        r.tokens = tokens;
+        r.seqs = seqs;
+        r.sum_s2 = s2;
+      }
+    }
+  }
+  c.stage_median_compute_ns.assign(steps, std::vector<int64_t>(static_cast<size_t>(l.pp)));
+  std::vector<int64_t> v;
+  for (size_t k = 0; k < steps; ++k) {
+    for (int32_t s = 0; s < l.pp; ++s) {
+      v.clear();
+      for (int32_t d = 0; d < l.dp; ++d) {
+        const StepRecord& r = c.by_step[k][static_cast<size_t>(d * l.pp + s)];
+        v.push_back(r.fwd_ns + r.bwd_ns);
+      }
+      std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
+      c.stage_median_compute_ns[k][static_cast<size_t>(s)] = v[v.size() / 2];
+    }
   }
   for (const sim::HostDelay& h : job.host_delays) {
     StepRecord& r = c.by_step[h.step][static_cast<size_t>(h.dp) *
@@ -91,6 +186,40 @@ ChunkRecords Aggregate(const sim::SimulatedJob& job, const Layout& l) {
     }
   }
   return c;
+}
+
+// True when `rank` shares its TP x CP group with an injected slow worker
+// (active at `step`) but is not it: the simulator slows the whole traced
+// worker, while in a real job only the slow GPU computes longer and its
+// group peers wait for it in their TP collectives.
+bool SlowPeer(const sim::JobSpec& spec, int64_t step, int32_t rank,
+              const Layout& l, int64_t median) {
+  if (l.tp * l.cp == 1 || median <= 0) return false;
+  const int32_t group = l.tp * l.cp;
+  for (const sim::StragglerSpec& st : spec.stragglers) {
+    if (st.kind != sim::StragglerSpec::Kind::kSlowWorker || st.rank < 0 ||
+        st.rank == rank || st.rank / group != rank / group) {
+      continue;
+    }
+    if (!st.steps || (step >= st.steps->first && step <= st.steps->second)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A slow rank's TP peer: its compute at the stage's median, the rest of the
+// slow worker's compute spent waiting in TP collectives.
+StepRecord AsTpPeerOfSlowRank(StepRecord r, int64_t median) {
+  const int64_t compute = r.fwd_ns + r.bwd_ns;
+  if (compute <= median) return r;
+  const double scale = static_cast<double>(median) / static_cast<double>(compute);
+  r.fwd_ns = static_cast<int64_t>(static_cast<double>(r.fwd_ns) * scale);
+  r.bwd_ns = median - r.fwd_ns;
+  const auto tp = static_cast<size_t>(CollGroup::kTp);
+  r.coll_ns[tp] += compute - median;
+  ++r.coll_n[tp];
+  return r;
 }
 
 // The spec of chunk [from, from + n): its own seed, injections with their
@@ -222,12 +351,16 @@ Result<LivePlayStats> PlayLive(
           r.step = from + k;
           r.step_ns = rec.step_span_ns[ks];
           r.t_end_ns = t_ns;
+          const int64_t median = rec.stage_median_compute_ns[ks][static_cast<size_t>(s)];
           for (int32_t c = 0; c < l.cp; ++c) {
             for (int32_t t = 0; t < l.tp; ++t) {
               const int32_t rank = l.Rank(d, s, c, t);
+              const StepRecord out = SlowPeer(spec, from + k, rank, l, median)
+                                         ? AsTpPeerOfSlowRank(r, median)
+                                         : r;
               RETURN_IF_ERROR(add([&] {
                 ingest::agent::AppendStepLine(
-                    {o.job, rank, epoch}, ++seq[static_cast<size_t>(rank)], r, &body);
+                    {o.job, rank, epoch}, ++seq[static_cast<size_t>(rank)], out, &body);
               }));
             }
           }
