@@ -19,7 +19,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRAG_SANITIZE=ON \
   -DSTRAG_BUILD_FUZZERS=ON -DSTRAG_BUILD_TESTS=OFF -DSTRAG_BUILD_BENCH=OFF \
   -DSTRAG_WERROR=OFF >/dev/null
-TARGETS="ingest_ops_csv_reader_fuzzer:ops_csv ingest_kineto_reader_fuzzer:kineto sim_spec_fuzzer:spec"
+TARGETS="ingest_ops_csv_reader_fuzzer:ops_csv ingest_kineto_reader_fuzzer:kineto sim_spec_fuzzer:spec ingest_agent_parser_fuzzer:agent"
 names=""
 for t in $TARGETS; do names="$names ${t%%:*}"; done
 # shellcheck disable=SC2086

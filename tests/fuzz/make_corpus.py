@@ -111,7 +111,23 @@ def spec():
           "slow_worker, rank: 0, factor: 1e300}\n")
 
 
+def agent():
+    step = ('{"kind":"step","job":"llm","rank":3,"epoch":17,"seq":2,"step":40,'
+            '"t_end_ns":1764412345123456789,"step_ns":1742000000,'
+            '"fwd_ns":41000000,"bwd_ns":82000000,"opt_ns":3100000,'
+            '"coll":{"dp":[54000000,12],"tp":[120000000,512]},"tokens":65536,'
+            '"sum_s2":2.1e9,"flags":["ckpt"],"clock":"gpu"}')
+    rank = ('{"kind":"rank","job":"llm","rank":3,"epoch":17,"seq":1,'
+            '"world_size":8,"dp":3,"pp":0,"host":"n0"}')
+    drop = ('{"kind":"drop","job":"llm","rank":3,"epoch":17,"seq":9,'
+            '"first_seq":3,"last_seq":9}')
+    write("agent", "batch", "\n".join([rank, step, drop]) + "\n")
+    write("agent", "many", (step + "\n") * 200)
+    write("agent", "long-line", '{"kind":"rank","job":"' + "x" * 70000 + '"}')
+
+
 if __name__ == "__main__":
     ops_csv()
     kineto()
     spec()
+    agent()

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The collector's SQLite schema (docs/formats/serve-db.md) and how a
+// The collector's SQLite schema (docs/live.md, "Database") and how a
 // connection is set up: WAL, synchronous=FULL for the writer, short
 // read-only connections for readers.
 
