@@ -26,7 +26,8 @@ const char kHistoryUsage[] =
     "  --from-step A        first step exported\n"
     "  --to-step B          last step exported\n"
     "  --since T, --until T data time range, Unix seconds\n"
-    "  --json               print jobs or alerts as JSON\n";
+    "  --json               print jobs or alerts as JSON; with --export, write\n"
+    "                       the steps as JSON (strag.history.steps/1)\n";
 
 namespace {
 
@@ -136,8 +137,10 @@ Status RunHistory(const std::vector<std::string>& args) {
     if (until) range.to_s = *until;
     OutputFiles outputs;
     RETURN_IF_ERROR(outputs.Declare("--export", *out));
-    ASSIGN_OR_RETURN(std::string csv, serve::ExportOpsCsv(db, job, range));
-    RETURN_IF_ERROR(outputs.Write(*out, csv));
+    ASSIGN_OR_RETURN(std::string text,
+                     flags.Has("json") ? serve::ExportStepsJson(db, job, range)
+                                       : serve::ExportOpsCsv(db, job, range));
+    RETURN_IF_ERROR(outputs.Write(*out, text));
     return outputs.Commit();
   }
   if (flags.Has("alerts")) {

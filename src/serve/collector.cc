@@ -4,6 +4,8 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -20,6 +22,7 @@
 #include "serve/live_json.h"
 #include "serve/metrics_text.h"
 #include "serve/store/history.h"
+#include "serve/store/schema.h"
 
 namespace strag::serve {
 namespace {
@@ -65,6 +68,8 @@ bool Inflate(const httplib::Request& req, int64_t cap, std::string* body,
   Result<std::string> text =
       ingest::MaybeGunzip(req.body, "request body", static_cast<size_t>(cap));
   if (!text.ok()) {
+    // MaybeGunzip says "... the gzip text is larger than N" past the cap,
+    // found before more than the cap is held; anything else is damage.
     const bool too_big = text.status().message().find("larger than") !=
                          std::string::npos;
     JsonError(res, too_big ? 413 : 400, text.status().message());
@@ -74,13 +79,17 @@ bool Inflate(const httplib::Request& req, int64_t cap, std::string* body,
   return true;
 }
 
+// A decimal integer, or `dflt` for anything else (no exception).
+int64_t ToInt(const std::string& text, int64_t dflt) {
+  if (text.empty()) return dflt;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  return (*end != '\0' || errno != 0) ? dflt : static_cast<int64_t>(v);
+}
+
 int64_t ParamInt(const httplib::Request& req, const char* key, int64_t dflt) {
-  if (!req.has_param(key)) return dflt;
-  try {
-    return std::stoll(req.get_param_value(key));
-  } catch (...) {
-    return dflt;
-  }
+  return req.has_param(key) ? ToInt(req.get_param_value(key), dflt) : dflt;
 }
 
 }  // namespace
@@ -112,6 +121,7 @@ struct Collector::Impl {
                 const std::vector<uint8_t>& fresh,
                 const std::vector<int64_t>& ids);
   void LiveLoop();
+  Status Recover();
   void Routes();
   bool Authorized(const httplib::Request& req, bool api);
   void Ingest(const httplib::Request& req, httplib::Response& res);
@@ -160,6 +170,24 @@ void Collector::Impl::OnCommit(const ingest::agent::AgentBatch& b,
       m->AddStep(h.rank, h.epoch, b.steps[k], now);
     }
   }
+}
+
+// After a restart: the detector's windows refilled from the last steps
+// stored (their alerts are not raised again: the step aggregates and
+// alerts of those steps are in the database already).
+Status Collector::Impl::Recover() {
+  ASSIGN_OR_RETURN(Db db, OpenReaderDb(o.db_path));
+  const int64_t window = std::max<int64_t>(o.monitor.detector.window_steps, 600);
+  ASSIGN_OR_RETURN(std::vector<RecentJob> recent,
+                   LoadRecent(db, window, 20'000'000));
+  for (const RecentJob& job : recent) {
+    JobMonitor* m = Monitor(job.name, job.id);
+    for (const RecentJob::Rank& r : job.ranks) m->AddRank(r.rank, r.epoch, r.info);
+    for (const RecentJob::Step& s : job.steps) m->AddStep(s.rank, s.epoch, s.record, 0);
+    (void)m->Tick(1e300);  // closes every step it was given
+    m->ClearEvents();
+  }
+  return Status::Ok();
 }
 
 // Closes due steps of every job a few times a second and hands their
@@ -330,8 +358,7 @@ void Collector::Impl::Routes() {
       return httplib::Server::HandlerResponse::Handled;
     }
     if (req.path == "/v1/ingest" && req.has_header("Content-Length") &&
-        std::stoll("0" + req.get_header_value("Content-Length")) >
-            o.max_body_bytes) {
+        ToInt(req.get_header_value("Content-Length"), 0) > o.max_body_bytes) {
       JsonError(res, 413, "body larger than " +
                               std::to_string(o.max_body_bytes) + " bytes");
       return httplib::Server::HandlerResponse::Handled;
@@ -392,8 +419,11 @@ void Collector::Impl::Routes() {
               if (m == nullptr) return JsonError(res, 404, "no such job");
               std::vector<int32_t> ranks;
               for (size_t i = 0; i < req.get_param_value_count("rank"); ++i) {
-                ranks.push_back(static_cast<int32_t>(
-                    std::strtol(req.get_param_value("rank", i).c_str(), nullptr, 10)));
+                const int64_t r = ToInt(req.get_param_value("rank", i), -1);
+                if (r < 0 || r >= (1 << 24)) {
+                  return JsonError(res, 400, "rank must be 0 to 2^24 - 1");
+                }
+                ranks.push_back(static_cast<int32_t>(r));
               }
               auto order = m->OrderCapture(ranks, 0, SteadyNow());
               if (!order) return JsonError(res, 400, "name ranks: ?rank=R");
@@ -427,6 +457,7 @@ Result<std::unique_ptr<Collector>> Collector::Start(const CollectorOptions& o) {
                                            const auto& ids) {
                                        raw->OnCommit(b, f, ids);
                                      }));
+  RETURN_IF_ERROR(impl->Recover());
   std::string dir = o.captures_dir;
   if (dir.empty()) dir = o.db_path + ".captures";
   impl->captures = CaptureRunner(dir, o.strag_exe);

@@ -3,6 +3,7 @@
 
 #include "base/json_writer.h"
 #include "base/str_format.h"
+#include "report/render/oncall_text.h"
 
 namespace strag::serve {
 namespace {
@@ -75,14 +76,7 @@ void Floats(JsonWriter& w, std::string_view key, const std::vector<float>& v) {
 
 std::string OnCallText(const JobMonitor::Snapshot& s) {
   const diagnose::Diagnosis& d = s.view.diagnosis;
-  const diagnose::Straggler& g = d.largest_straggler;
-  std::string out = StrFormat(
-      "job utilization %.1f%%; dominant cause: %s\n",
-      100.0 * s.view.utilization, d.dominant_cause.c_str());
-  out += g.rank < 0 ? std::string("largest straggler: none named\n")
-                    : "largest straggler: global rank " +
-                          std::to_string(g.rank) + "; scope: " + d.scope +
-                          "\n";
+  std::string out = report::OnCallLead(d, s.view.utilization, true, "", false);
   out += StrFormat("excess step time %+.1f ms; persistence: %.0f%% of recent "
                    "steps (%s)\n",
                    d.excess_step_time_ms, 100 * d.worst_worker_share,

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -252,9 +253,9 @@ ProcessStats ReadProcessStats(double start_time_s, const std::string& db_path) {
     std::istringstream in(line.substr(line.rfind(')') + 2));
     std::string field;
     for (int i = 3; i <= 24 && in >> field; ++i) {
-      if (i == 14 || i == 15) p.cpu_seconds += std::stod(field) / tick;
+      if (i == 14 || i == 15) p.cpu_seconds += std::strtod(field.c_str(), nullptr) / tick;
       if (i == 24) {
-        p.resident_bytes = std::stod(field) * static_cast<double>(sysconf(_SC_PAGESIZE));
+        p.resident_bytes = std::strtod(field.c_str(), nullptr) * static_cast<double>(sysconf(_SC_PAGESIZE));
       }
     }
   }

@@ -67,7 +67,7 @@ class Collector:
                 if self.proc.poll() is not None:
                     raise RuntimeError("strag serve exited with %d" %
                                        self.proc.returncode)
-                time.sleep(0.05)
+                time.sleep(0.1)
         raise RuntimeError("strag serve did not start")
 
     def url(self, path):
@@ -110,6 +110,11 @@ class Collector:
             raise RuntimeError("strag serve exited with %d" % self.proc.returncode)
         code, body = self.request("/api/v1/jobs/%s/live?since_step=%d" % (job, since))
         return json.loads(body) if code == 200 else None
+
+    def restart(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=20)
+        self.start()
 
     def kill9(self):
         self.proc.send_signal(signal.SIGKILL)
@@ -206,19 +211,21 @@ class ServeTest(unittest.TestCase):
     # --- durability ---------------------------------------------------------
     def test_exactly_once_across_kill_9(self):
         c = self.collector("--no-capture")
-        ranks, steps, per_request = 16, 400, 100
+        ranks, steps, per_request = 16, 2000, 25
         acked = {}
         lock = threading.Lock()
         stop = threading.Event()
+        last_ack = [0.0]
 
         def agent(rank):
-            # One request in flight; resend until acknowledged.
+            # One request in flight; resend until acknowledged; paced so
+            # that the load spans every kill.
             seq = 0
             pending = []
             for step in range(steps):
                 seq += 1
                 pending.append((seq, step_line("dur", rank, seq, step)))
-                if len(pending) < per_request // 4 and step != steps - 1:
+                if len(pending) < per_request and step != steps - 1:
                     continue
                 body = ("\n".join(l for _, l in pending) + "\n").encode()
                 while not stop.is_set():
@@ -230,21 +237,27 @@ class ServeTest(unittest.TestCase):
                         with lock:
                             for s, _ in pending:
                                 acked[(rank, s)] = True
+                            last_ack[0] = time.time()
                         pending = []
                         break
                     time.sleep(random.uniform(0, 0.2))
+                time.sleep(0.1)
 
         threads = [threading.Thread(target=agent, args=(r,)) for r in range(ranks)]
         for t in threads:
             t.start()
+        restarted = 0.0
         for _ in range(3):
-            time.sleep(random.uniform(0.5, 1.5))
+            time.sleep(random.uniform(0.5, 1.0))
             c.kill9()
             time.sleep(0.2)
             c.start()
+            restarted = time.time()
         for t in threads:
-            t.join(timeout=240)
+            t.join(timeout=300)
         stop.set()
+        self.assertGreater(last_ack[0], restarted,
+                           "the load ended before the last kill")
         self.assertEqual(len(acked), ranks * steps)
         stored = count(c.db, "SELECT COUNT(*) FROM steps WHERE job=(SELECT id FROM jobs WHERE name='dur')")
         distinct = count(c.db, "SELECT COUNT(*) FROM (SELECT DISTINCT rank, seq FROM steps)")
@@ -330,6 +343,16 @@ stragglers:
         p = subprocess.run([STRAG, "analyze", out], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("global rank 5", p.stdout)
+        p = subprocess.run([STRAG, "history", "--db", c.db, "--job", "slow",
+                            "--export", "-", "--json", "--to-step", "9"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(json.loads(p.stdout)["steps"]), 10 * 16)
+        # A restarted collector refills its detector from the database.
+        c.restart()
+        live = c.live("slow")
+        self.assertEqual(live["largest_straggler"], 5, live["oncall"])
+        self.assertEqual(live["last_step"], 299)
 
     def test_loadgen_healthy_job_raises_no_alert(self):
         c = self.collector("--no-capture", "--continuity", "20")

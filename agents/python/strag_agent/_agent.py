@@ -38,12 +38,7 @@ _JOB_RE = re.compile(r"[^A-Za-z0-9._:-]")
 _AGENTS = weakref.WeakSet()
 
 
-def _warn(msg):
-    try:
-        sys.stderr.write("strag_agent: %s\n" % msg)
-        sys.stderr.flush()
-    except Exception:
-        pass
+_warn = _sender._warn
 
 
 def _env_int(name, default):
@@ -291,27 +286,24 @@ class Agent(object):
                 _warn("cannot read the token file %s: %s" % (path, e))
         return None
 
-    def _resolve_rank(self, rank):
-        if rank is not None:
-            return int(rank)
-        r = _env_int("RANK", None)
-        if r is None and self._dist_ready():
+    def _resolve(self, given, env, getter, default):
+        """`given`, else torchrun's environment variable `env`, else
+        torch.distributed's `getter`, else `default`."""
+        if given is not None:
+            return int(given)
+        v = _env_int(env, None)
+        if v is None and self._dist_ready():
             try:
-                r = self._dist.get_rank()
+                v = getattr(self._dist, getter)()
             except Exception:
-                r = None
-        return r if r is not None else 0
+                v = None
+        return v if v is not None else default
+
+    def _resolve_rank(self, rank):
+        return self._resolve(rank, "RANK", "get_rank", 0)
 
     def _resolve_world(self, world_size):
-        if world_size is not None:
-            return int(world_size)
-        w = _env_int("WORLD_SIZE", None)
-        if w is None and self._dist_ready():
-            try:
-                w = self._dist.get_world_size()
-            except Exception:
-                w = None
-        return w if w is not None else 1
+        return self._resolve(world_size, "WORLD_SIZE", "get_world_size", 1)
 
     def _coords(self):
         keys = ("dp", "pp", "tp", "cp", "dp_size", "pp_size", "tp_size",

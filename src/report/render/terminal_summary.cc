@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report/render/terminal_summary.h"
 
+#include "report/render/oncall_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
@@ -77,17 +79,7 @@ std::string Paint(const std::string& text, const char* colour, bool on) {
 void OnCall(std::string* out, const diagnose::Diagnosis& d,
             const econ::StepCost& cost, const mitigate::Plan* plan, bool color,
             bool ranks) {
-  const diagnose::Straggler& s = d.largest_straggler;
-  if (cost.gpus > 0) {
-    *out += StrFormat("  job utilization %.1f%%; dominant cause: %s\n",
-                   100.0 * cost.utilization, d.dominant_cause.c_str());
-  }
-  *out += s.rank < 0
-              ? std::string("  largest straggler: none named\n")
-              : "  largest straggler: " +
-                    Paint("global rank " + std::to_string(s.rank), "31",
-                          color) +
-                    "; scope: " + d.scope + "\n";
+  *out += OnCallLead(d, cost.utilization, cost.gpus > 0, "  ", color);
   *out += StrFormat(
       "  excess step time %+.1f ms (%.0f%% blocking, %.0f%% launch "
       "delay); persistence: P90 of per-step S/S %.3f (%s), %s "

@@ -75,6 +75,13 @@ void JobMonitor::AddStep(int32_t rank, int64_t epoch,
   max_seen_ = std::max(max_seen_, s.step);
 }
 
+void JobMonitor::ClearEvents() {
+  std::lock_guard<std::mutex> guard(mu_);
+  alerts_.clear();
+  captures_.clear();
+  last_capture_s_ = -1e300;
+}
+
 std::vector<ClosedStep> JobMonitor::Tick(double now_s) {
   std::lock_guard<std::mutex> guard(mu_);
   std::vector<ClosedStep> out;

@@ -73,6 +73,10 @@ class JobMonitor {
   void AddStep(int32_t rank, int64_t epoch,
                const ingest::agent::StepRecord& step, double now_s);
 
+  // Forgets the alerts and capture orders seen so far (after a recovery
+  // replay: those are in the database already).
+  void ClearEvents();
+
   // Closes the steps that are due; returns them in order.
   std::vector<ClosedStep> Tick(double now_s);
 

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "base/json_writer.h"
 #include "base/str_format.h"
 
 namespace strag::serve {
@@ -74,6 +75,105 @@ Status ApplyRetention(Db& db, double keep_s) {
       "DELETE FROM steps WHERE (job, step) IN (SELECT job, step FROM steps "
       "WHERE t_end_ns < (SELECT MAX(t_end_ns) FROM steps) - ?1 LIMIT 100000)"));
   return q.Bind(1, static_cast<int64_t>(keep_s * 1e9)).Run();
+}
+
+namespace {
+
+Status LoadRanks(Db& db, RecentJob* job) {
+  ASSIGN_OR_RETURN(Stmt q, db.Prepare(
+      "SELECT rank, epoch, dp, pp, tp, cp, dp_size, pp_size, tp_size, cp_size, "
+      "world_size, local_rank, microbatches, pid, host, device, torch, agent, "
+      "usd_per_gpu_hour FROM ranks WHERE job=? ORDER BY rank"));
+  q.Bind(1, job->id);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return Status::Ok();
+    RecentJob::Rank r;
+    r.rank = static_cast<int32_t>(q.Int(0));
+    r.epoch = q.Int(1);
+    ingest::agent::RankInfo& i = r.info;
+    i.dp = static_cast<int32_t>(q.Int(2));
+    i.pp = static_cast<int32_t>(q.Int(3));
+    i.tp = static_cast<int32_t>(q.Int(4));
+    i.cp = static_cast<int32_t>(q.Int(5));
+    i.dp_size = static_cast<int32_t>(q.Int(6));
+    i.pp_size = static_cast<int32_t>(q.Int(7));
+    i.tp_size = static_cast<int32_t>(q.Int(8));
+    i.cp_size = static_cast<int32_t>(q.Int(9));
+    i.world_size = static_cast<int32_t>(q.Int(10));
+    i.local_rank = static_cast<int32_t>(q.Int(11));
+    i.microbatches = static_cast<int32_t>(q.Int(12));
+    i.pid = q.Int(13);
+    i.host = q.Text(14);
+    i.device = q.Text(15);
+    i.torch_version = q.Text(16);
+    i.agent_version = q.Text(17);
+    i.usd_per_gpu_hour = q.Real(18);
+    job->ranks.push_back(std::move(r));
+  }
+}
+
+Status LoadSteps(Db& db, int64_t steps, int64_t max_records, RecentJob* job) {
+  ASSIGN_OR_RETURN(Stmt n, db.Prepare(
+      "SELECT MAX(step), COUNT(DISTINCT rank) FROM steps WHERE job=?"));
+  n.Bind(1, job->id);
+  ASSIGN_OR_RETURN(bool any, n.Step());
+  if (!any || n.IsNull(0)) return Status::Ok();
+  const int64_t ranks = std::max<int64_t>(n.Int(1), 1);
+  const int64_t keep = std::max<int64_t>(1, std::min(steps, max_records / ranks));
+  ASSIGN_OR_RETURN(Stmt q, db.Prepare(
+      "SELECT rank, epoch, step, t_end_ns, step_ns, data_ns, fwd_ns, bwd_ns, "
+      "opt_ns, gc_ns, gc_n, gc_gen, dp_ns, pp_ns, tp_ns, cp_ns, ep_ns, "
+      "other_ns, tokens, seqs, sum_s2, flags, gpu_clock FROM steps "
+      "WHERE job=?1 AND step > ?2 ORDER BY step, rank"));
+  q.Bind(1, job->id).Bind(2, n.Int(0) - keep);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return Status::Ok();
+    RecentJob::Step s;
+    s.rank = static_cast<int32_t>(q.Int(0));
+    s.epoch = q.Int(1);
+    ingest::agent::StepRecord& r = s.record;
+    r.step = q.Int(2);
+    r.t_end_ns = q.Int(3);
+    r.step_ns = q.Int(4);
+    r.data_ns = q.Int(5);
+    r.fwd_ns = q.Int(6);
+    r.bwd_ns = q.Int(7);
+    r.opt_ns = q.Int(8);
+    r.gc_ns = q.Int(9);
+    r.gc_n = static_cast<int32_t>(q.Int(10));
+    r.gc_gen = static_cast<int32_t>(q.Int(11));
+    for (int g = 0; g < static_cast<int>(trace::kCollGroups); ++g) {
+      r.coll_ns[static_cast<size_t>(g)] = q.Int(12 + g);
+    }
+    r.tokens = q.Real(18);
+    r.seqs = q.Real(19);
+    r.sum_s2 = q.Real(20);
+    r.flags = static_cast<uint32_t>(q.Int(21));
+    r.gpu_clock = q.Int(22) != 0;
+    job->steps.push_back(std::move(s));
+  }
+}
+
+}  // namespace
+
+Result<std::vector<RecentJob>> LoadRecent(Db& db, int64_t steps_per_job,
+                                          int64_t max_records) {
+  std::vector<RecentJob> out;
+  ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT id, name FROM jobs ORDER BY id"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back({q.Int(0), q.Text(1), {}, {}});
+  }
+  const int64_t per_job =
+      out.empty() ? 0 : max_records / static_cast<int64_t>(out.size());
+  for (RecentJob& job : out) {
+    RETURN_IF_ERROR(LoadRanks(db, &job));
+    RETURN_IF_ERROR(LoadSteps(db, steps_per_job, per_job, &job));
+  }
+  return out;
 }
 
 Result<std::vector<JobRow>> ListJobs(Db& db) {
@@ -220,6 +320,55 @@ Result<std::string> ExportOpsCsv(Db& db, const std::string& job,
   }
   if (rows == 0) return NotFound("job '" + job + "' has no stored steps in that range");
   return out;
+}
+
+Result<std::string> ExportStepsJson(Db& db, const std::string& job,
+                                    const ExportRange& range) {
+  ASSIGN_OR_RETURN(Stmt j, db.Prepare("SELECT id FROM jobs WHERE name=?"));
+  j.Bind(1, job);
+  ASSIGN_OR_RETURN(bool found, j.Step());
+  if (!found) return NotFound("no job '" + job + "' in the database");
+  ASSIGN_OR_RETURN(Stmt q, db.Prepare(
+      "SELECT rank, epoch, step, t_end_ns, step_ns, data_ns, fwd_ns, bwd_ns, "
+      "opt_ns, gc_ns, gc_n, dp_ns, pp_ns, tp_ns, cp_ns, ep_ns, other_ns, "
+      "tokens, sum_s2, flags FROM steps WHERE job=?1 AND step BETWEEN ?2 AND ?3 "
+      "AND t_end_ns BETWEEN ?4 AND ?5 ORDER BY step, rank"));
+  q.Bind(1, j.Int(0)).Bind(2, range.from_step).Bind(3, range.to_step);
+  q.Bind(4, static_cast<int64_t>(std::max(range.from_s, -9e9) * 1e9));
+  q.Bind(5, static_cast<int64_t>(std::min(range.to_s, 9e9) * 1e9));
+  static constexpr const char* kInts[] = {
+      "rank", "epoch", "step", "t_end_ns", "step_ns", "data_ns", "fwd_ns",
+      "bwd_ns", "opt_ns", "gc_ns", "gc_n"};
+  JsonWriter w(0);
+  w.BeginObject();
+  w.FieldString("schema", "strag.history.steps/1");
+  w.FieldString("job", job);
+  w.Key("steps");
+  w.BeginArray();
+  int64_t rows = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    w.BeginObject();
+    for (int c = 0; c < 11; ++c) w.FieldInt(kInts[c], q.Int(c));
+    w.Key("coll_ns");
+    w.BeginObject();
+    for (int g = 0; g < static_cast<int>(trace::kCollGroups); ++g) {
+      if (q.Int(11 + g) != 0) {
+        w.FieldInt(trace::kCollGroupNames[static_cast<size_t>(g)], q.Int(11 + g));
+      }
+    }
+    w.EndObject();
+    w.Field("tokens", q.Real(17));
+    w.Field("sum_s2", q.Real(18));
+    w.FieldInt("flags", q.Int(19));
+    w.EndObject();
+    ++rows;
+  }
+  w.EndArray();
+  w.EndObject();
+  if (rows == 0) return NotFound("job '" + job + "' has no stored steps in that range");
+  return w.str() + "\n";
 }
 
 }  // namespace strag::serve

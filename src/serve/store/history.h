@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ingest/agent/agent_records.h"
 #include "serve/live/job_monitor.h"
 #include "serve/store/sqlite_db.h"
 
@@ -25,6 +26,28 @@ Status StoreCaptureResult(Db& db, int64_t job, const std::string& id,
 // Deletes raw step records older than `keep_s` of data time (their
 // aggregates stay), at most 100k rows per call.
 Status ApplyRetention(Db& db, double keep_s);
+
+// Recovery: the latest registrations and the last steps of every job, for
+// the detector's windows after a restart. At most `max_records` step
+// records in all (the newest steps of each job, whole steps).
+struct RecentJob {
+  int64_t id = 0;
+  std::string name;
+  struct Rank {
+    int32_t rank = 0;
+    int64_t epoch = 0;
+    ingest::agent::RankInfo info;
+  };
+  struct Step {
+    int32_t rank = 0;
+    int64_t epoch = 0;
+    ingest::agent::StepRecord record;
+  };
+  std::vector<Rank> ranks;
+  std::vector<Step> steps;  // by step, then rank
+};
+Result<std::vector<RecentJob>> LoadRecent(Db& db, int64_t steps_per_job,
+                                          int64_t max_records);
 
 // Reader side.
 struct JobRow {
@@ -56,6 +79,11 @@ struct ExportRange {
 // empty range.
 Result<std::string> ExportOpsCsv(Db& db, const std::string& job,
                                  const ExportRange& range);
+
+// The same steps as JSON (schema strag.history.steps/1, docs/live.md): one
+// object per rank and step with the agent's fields, times in ns.
+Result<std::string> ExportStepsJson(Db& db, const std::string& job,
+                                    const ExportRange& range);
 
 }  // namespace strag::serve
 
