@@ -81,8 +81,14 @@ def run_case(strag, name, steps, tmp):
         if p.returncode != 0:
             raise RuntimeError(p.stderr)
         played = time.time() - t0
-        time.sleep(6)
-        live = json.loads(get(c, "/api/v1/jobs/%s/live" % name))
+        # Every rank reported every step: they close as the live thread
+        # ticks; a loaded machine may lag.
+        deadline = time.time() + 120
+        while True:
+            live = json.loads(get(c, "/api/v1/jobs/%s/live" % name))
+            if live["last_step"] >= steps - 1 or time.time() > deadline:
+                break
+            time.sleep(0.3)
         metrics = get(c, "/metrics").decode()
     finally:
         c.stop()

@@ -4,11 +4,8 @@
 #include <httplib.h>
 
 #include <atomic>
-#include <cerrno>
-#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -16,83 +13,15 @@
 
 #include "base/json_writer.h"
 #include "ingest/agent/agent_parser.h"
-#include "ingest/common/gzip.h"
 #include "serve/capture_runner.h"
 #include "serve/dashboard_html.h"
+#include "serve/http_util.h"
 #include "serve/live_json.h"
 #include "serve/metrics_text.h"
 #include "serve/store/history.h"
 #include "serve/store/schema.h"
 
 namespace strag::serve {
-namespace {
-
-double SteadyNow() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-double UnixNow() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-// Constant-time comparison, so that a wrong token's timing says nothing.
-bool SameToken(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  }
-  return diff == 0;
-}
-
-void JsonError(httplib::Response& res, int status, const std::string& what) {
-  JsonWriter w(0);
-  w.BeginObject();
-  w.FieldString("error", what);
-  w.EndObject();
-  res.status = status;
-  res.set_content(w.str() + "\n", "application/json");
-}
-
-// Inflates a body sent with X-Strag-Encoding: gzip, within `cap` bytes.
-// 413 past the cap, 400 for a damaged stream.
-bool Inflate(const httplib::Request& req, int64_t cap, std::string* body,
-             httplib::Response& res) {
-  if (req.get_header_value("X-Strag-Encoding") != "gzip") {
-    *body = req.body;
-    return true;
-  }
-  Result<std::string> text =
-      ingest::MaybeGunzip(req.body, "request body", static_cast<size_t>(cap));
-  if (!text.ok()) {
-    // MaybeGunzip says "... the gzip text is larger than N" past the cap,
-    // found before more than the cap is held; anything else is damage.
-    const bool too_big = text.status().message().find("larger than") !=
-                         std::string::npos;
-    JsonError(res, too_big ? 413 : 400, text.status().message());
-    return false;
-  }
-  *body = std::move(text).value();
-  return true;
-}
-
-// A decimal integer, or `dflt` for anything else (no exception).
-int64_t ToInt(const std::string& text, int64_t dflt) {
-  if (text.empty()) return dflt;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  return (*end != '\0' || errno != 0) ? dflt : static_cast<int64_t>(v);
-}
-
-int64_t ParamInt(const httplib::Request& req, const char* key, int64_t dflt) {
-  return req.has_param(key) ? ToInt(req.get_param_value(key), dflt) : dflt;
-}
-
-}  // namespace
 
 bool IsLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
@@ -123,6 +52,11 @@ struct Collector::Impl {
   void LiveLoop();
   Status Recover();
   void Routes();
+  void Limits();
+  void AgentRoutes();
+  void ReadRoutes();
+  void TimeIngest(double seconds);
+  void Capture(const httplib::Request& req, httplib::Response& res);
   bool Authorized(const httplib::Request& req, bool api);
   void Ingest(const httplib::Request& req, httplib::Response& res);
   void Trace(const httplib::Request& req, httplib::Response& res);
@@ -339,6 +273,12 @@ void Collector::Impl::Trace(const httplib::Request& req,
 }
 
 void Collector::Impl::Routes() {
+  Limits();
+  AgentRoutes();
+  ReadRoutes();
+}
+
+void Collector::Impl::Limits() {
   http.set_tcp_nodelay(true);
   http.set_keep_alive_max_count(1000);
   http.set_read_timeout(5, 0);
@@ -365,28 +305,27 @@ void Collector::Impl::Routes() {
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  http.set_logger([this](const httplib::Request& req,
-                         const httplib::Response& res) {
-    (void)req;
+  http.set_logger([this](const httplib::Request&, const httplib::Response& res) {
     Count(res.status);
   });
+}
+
+void Collector::Impl::AgentRoutes() {
   http.Post("/v1/ingest", [this](const httplib::Request& req,
                                  httplib::Response& res) {
     const double t0 = SteadyNow();
     Ingest(req, res);
-    std::lock_guard<std::mutex> guard(stats_mu);
-    const double s = SteadyNow() - t0;
-    ++stats.ingest_requests;
-    stats.ingest_seconds_sum += s;
-    if (stats.ingest_buckets.empty()) {
-      stats.ingest_buckets.assign(std::size(kRequestBucketsS), 0);
-    }
-    for (size_t b = 0; b < std::size(kRequestBucketsS); ++b) {
-      if (s <= kRequestBucketsS[b]) ++stats.ingest_buckets[b];
-    }
+    TimeIngest(SteadyNow() - t0);
   });
   http.Post("/v1/traces", [this](const httplib::Request& req,
                                  httplib::Response& res) { Trace(req, res); });
+  http.Post(R"(/api/v1/jobs/([A-Za-z0-9._:-]+)/capture)",
+            [this](const httplib::Request& req, httplib::Response& res) {
+              Capture(req, res);
+            });
+}
+
+void Collector::Impl::ReadRoutes() {
   http.Get("/metrics", [this](const httplib::Request& req,
                               httplib::Response& res) {
     if (!Authorized(req, false)) return JsonError(res, 401, "token needed");
@@ -412,24 +351,6 @@ void Collector::Impl::Routes() {
              const int64_t since = ParamInt(req, "since_step", -1);
              res.set_content(LiveJson(m->Snap(since), since), "application/json");
            });
-  http.Post(R"(/api/v1/jobs/([A-Za-z0-9._:-]+)/capture)",
-            [this](const httplib::Request& req, httplib::Response& res) {
-              if (!Authorized(req, true)) return JsonError(res, 401, "token needed");
-              JobMonitor* m = Find(req.matches[1].str());
-              if (m == nullptr) return JsonError(res, 404, "no such job");
-              std::vector<int32_t> ranks;
-              for (size_t i = 0; i < req.get_param_value_count("rank"); ++i) {
-                const int64_t r = ToInt(req.get_param_value("rank", i), -1);
-                if (r < 0 || r >= (1 << 24)) {
-                  return JsonError(res, 400, "rank must be 0 to 2^24 - 1");
-                }
-                ranks.push_back(static_cast<int32_t>(r));
-              }
-              auto order = m->OrderCapture(ranks, 0, SteadyNow());
-              if (!order) return JsonError(res, 400, "name ranks: ?rank=R");
-              res.set_content("{\"ok\":true,\"id\":\"" + order->id + "\"}\n",
-                              "application/json");
-            });
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
@@ -438,6 +359,38 @@ void Collector::Impl::Routes() {
     const std::string_view page = DashboardHtml();
     res.set_content(page.data(), page.size(), "text/html; charset=utf-8");
   });
+}
+
+void Collector::Impl::TimeIngest(double seconds) {
+  std::lock_guard<std::mutex> guard(stats_mu);
+  ++stats.ingest_requests;
+  stats.ingest_seconds_sum += seconds;
+  if (stats.ingest_buckets.empty()) {
+    stats.ingest_buckets.assign(std::size(kRequestBucketsS), 0);
+  }
+  for (size_t b = 0; b < std::size(kRequestBucketsS); ++b) {
+    if (seconds <= kRequestBucketsS[b]) ++stats.ingest_buckets[b];
+  }
+}
+
+// The dashboard's capture button: POST /api/v1/jobs/J/capture?rank=R...
+void Collector::Impl::Capture(const httplib::Request& req,
+                              httplib::Response& res) {
+  if (!Authorized(req, true)) return JsonError(res, 401, "token needed");
+  JobMonitor* m = Find(req.matches[1].str());
+  if (m == nullptr) return JsonError(res, 404, "no such job");
+  std::vector<int32_t> ranks;
+  for (size_t i = 0; i < req.get_param_value_count("rank"); ++i) {
+    const int64_t r = ToInt(req.get_param_value("rank", i), -1);
+    if (r < 0 || r >= (1 << 24)) {
+      return JsonError(res, 400, "rank must be 0 to 2^24 - 1");
+    }
+    ranks.push_back(static_cast<int32_t>(r));
+  }
+  auto order = m->OrderCapture(ranks, 0, SteadyNow());
+  if (!order) return JsonError(res, 400, "name ranks: ?rank=R");
+  res.set_content("{\"ok\":true,\"id\":\"" + order->id + "\"}\n",
+                  "application/json");
 }
 
 Collector::Collector(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -274,7 +274,7 @@ class ServeTest(unittest.TestCase):
         if not promtool:
             self.skipTest("promtool is not installed (Debian package prometheus)")
         c = self.collector("--no-capture", "--continuity", "0")
-        self.play(c, "promjob", "--preset", "ar", "--rate", "0")
+        self.play(c, "promjob", "--preset", "ar", "--rate", "0", last_step=43)
         code, text = c.request("/metrics")
         self.assertEqual(code, 200)
         self.assertIn(b'strag_job_utilization_ratio{train_job="promjob"}', text)
@@ -291,17 +291,18 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
     # --- detection through the load generator --------------------------------
-    def play(self, c, job, *args):
+    def play(self, c, job, *args, last_step=0):
         p = subprocess.run([STRAG, "simulate", *args, "--live", c.url(""),
                             "--job", job, "--token-file",
                             os.path.join(self.tmp, "token")],
                            capture_output=True, text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr)
-        # Let the collector close the last steps (grace 10 s, or lag 3).
-        deadline = time.time() + 30
+        # Let the collector close the steps up to `last_step` (all ranks
+        # reported them; a loaded machine may lag).
+        deadline = time.time() + 60
         while time.time() < deadline:
             live = c.live(job)
-            if live and live["steps_closed"] > 0 and live["last_step"] >= 0:
+            if live and live["steps_closed"] > 0 and live["last_step"] >= last_step:
                 break
             time.sleep(0.2)
         return p.stdout
@@ -321,7 +322,7 @@ comm: {dp_allgather_ms: 5, dp_reducescatter_ms: 10}
 stragglers:
   - {kind: slow_worker, rank: 5, factor: 1.3, steps: [100, 299]}
 """)
-        self.play(c, "slow", spec, "--rate", "0")
+        self.play(c, "slow", spec, "--rate", "0", last_step=299)
         live = c.live("slow")
         alerts = [a for a in live["alerts"]
                   if a["name"] == "TrainingStragglerPersistent" and a["firing"]]
@@ -361,7 +362,7 @@ job: {dp: 16, pp: 1, tp: 1, microbatches: 2, steps: 600, seed: 4}
 compute: {forward_ms: 40, backward_ms: 80, noise: {dist: lognormal, sigma: 0.05}}
 comm: {dp_allgather_ms: 5, dp_reducescatter_ms: 10}
 """)
-        self.play(c, "healthy", spec, "--rate", "0")
+        self.play(c, "healthy", spec, "--rate", "0", last_step=599)
         live = c.live("healthy")
         straggler = [a for a in live["alerts"] if a["name"] != "TrainingStepRegimeChange"]
         self.assertEqual(straggler, [])
@@ -384,7 +385,9 @@ stragglers:
                             "--job", "dash", "--rate", "0"],
                            capture_output=True, text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr)
-        time.sleep(1.5)
+        deadline = time.time() + 60
+        while time.time() < deadline and (c.live("dash") or {}).get("last_step", -1) < 199:
+            time.sleep(0.2)
         profile = os.path.join(self.tmp, "chrome")
         p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
                             "--user-data-dir=" + profile,
