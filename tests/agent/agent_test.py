@@ -311,7 +311,9 @@ class NeverBlocksTest(Base):
                 pass
             a.step()
         dt = time.perf_counter() - t0
-        self.assertLess(dt, 0.05, "1000 steps took %.1f ms" % (dt * 1e3))
+        # Not a speed test: one step that waited on the network would take
+        # the 5 s timeout; the overhead is measured by bench_overhead.py.
+        self.assertLess(dt, 2.5, "1000 steps took %.1f ms" % (dt * 1e3))
 
     def test_steps_with_a_hanging_collector_are_fast(self):
         # a listener that never accepts: connect succeeds, no answer comes
@@ -327,7 +329,7 @@ class NeverBlocksTest(Base):
             for _ in range(1000):
                 a.step()
             dt = time.perf_counter() - t0
-            self.assertLess(dt, 0.05, "1000 steps took %.1f ms" % (dt * 1e3))
+            self.assertLess(dt, 2.5, "1000 steps took %.1f ms" % (dt * 1e3))
             t0 = time.perf_counter()
             a.close(0.3)
             self.assertLess(time.perf_counter() - t0, 1.5)
@@ -494,7 +496,7 @@ class ModuleApiTest(unittest.TestCase):
         t0 = time.perf_counter()
         for _ in range(10000):
             strag_agent.step()
-        self.assertLess(time.perf_counter() - t0, 0.05)
+        self.assertLess(time.perf_counter() - t0, 2.5)  # no network, no wait
 
     def test_environment(self):
         with StubCollector(token="tok") as stub, \
@@ -790,6 +792,41 @@ class DdpLiveJobTest(unittest.TestCase):
             ranks = stub.kind("rank")
             self.assertEqual(sorted(r["rank"] for r in ranks), [0, 1])
             self.assertTrue(all(r["world_size"] == 2 for r in ranks))
+
+
+class PipInstallTest(unittest.TestCase):
+    """`pip install agents/python` works offline: a venv over the system's
+    packages, no index, no build isolation needed."""
+
+    def test_pip_install_offline(self):
+        import shutil
+        import subprocess
+        import tempfile
+        tmp = tempfile.mkdtemp(prefix="strag-agent-pip-")
+        try:
+            env = os.path.join(tmp, "venv")
+            p = subprocess.run([sys.executable, "-m", "venv",
+                                "--system-site-packages", env],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                self.skipTest("no venv module: " + p.stderr[-200:])
+            src = os.path.join(tmp, "src")
+            shutil.copytree(AGENT_DIR, src,
+                            ignore=shutil.ignore_patterns("build", "*.egg-info"))
+            pip = os.path.join(env, "bin", "pip")
+            p = subprocess.run([pip, "install", "-q", "--no-index", src],
+                               capture_output=True, text=True, timeout=300)
+            if p.returncode != 0 and "No module named pip" in p.stderr:
+                self.skipTest("the venv has no pip")
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            py = os.path.join(env, "bin", "python")
+            p = subprocess.run([py, "-c", "import strag_agent, sys; "
+                                "sys.stdout.write(strag_agent.__file__)"],
+                               capture_output=True, text=True, cwd=tmp)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("site-packages", p.stdout)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
