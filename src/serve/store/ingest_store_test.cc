@@ -127,5 +127,21 @@ TEST(History, ExportsStepsAsAnOpsCsv) {
   EXPECT_EQ((*jobs)[0].ranks, 2);
 }
 
+TEST(History, RetentionDeletesOldRawStepsOnly) {
+  const std::string path = TempDb("history-retention");
+  {
+    auto store = IngestStore::Open(path, {}, nullptr);
+    ASSERT_TRUE(store.ok());
+    std::string body;
+    for (int64_t k = 1; k <= 10; ++k) body += StepLine(0, k, k);  // 1 s apart
+    ASSERT_EQ((*store)->Write(Parse(body)).stored, 10);
+    (*store)->Post([](Db& db) { return ApplyRetention(db, 3.5); });
+  }  // the destructor commits what is queued
+  // Steps 7..10 end within 3.5 s of the newest (step 10 at 10 s).
+  EXPECT_EQ(Count(path, "SELECT COUNT(*) FROM steps"), 4);
+  EXPECT_EQ(Count(path, "SELECT MIN(step) FROM steps"), 7);
+  EXPECT_EQ(Count(path, "SELECT last_seq FROM streams"), 10);
+}
+
 }  // namespace
 }  // namespace strag::serve
