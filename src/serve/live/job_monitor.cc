@@ -115,6 +115,12 @@ void JobMonitor::CloseUpTo(int64_t step, std::vector<ClosedStep>* out) {
       history_.pop_front();
     }
     for (const online::AlertEvent& e : result.events) alerts_.push_back(e);
+    // The dashboard shows the recent ones; the database keeps them all.
+    constexpr size_t kMaxEvents = 1000;
+    if (alerts_.size() > kMaxEvents) {
+      alerts_.erase(alerts_.begin(),
+                    alerts_.end() - static_cast<ptrdiff_t>(kMaxEvents));
+    }
     out->push_back({result.summary, std::move(result.events)});
   }
 }
