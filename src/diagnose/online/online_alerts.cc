@@ -86,6 +86,24 @@ void FireWorkers(DetectorState& s, int64_t step,
   if (cells.size() > 1) {
     e.summary += StrFormat(" (and %zu more ranks)", cells.size() - 1);
   }
+  // The window reaches back before the onset; what the continuity gate
+  // timed is the run since it.
+  const auto gate = s.worker_gates.find(cells.front());
+  if (gate != s.worker_gates.end() && gate->second.since_step >= 0) {
+    int32_t late = 0, judged = 0;
+    for (int32_t k = 0; k < s.window.size(); ++k) {
+      if (s.window.job(k).step < gate->second.since_step) continue;
+      const CellEntry& x = s.window.entry(k, cells.front());
+      judged += (x.bits & kJudged) ? 1 : 0;
+      late += (x.bits & kJudged) && (x.bits & kImplicated) ? 1 : 0;
+    }
+    if (judged > 0) {
+      e.summary += StrFormat("; since step %lld, when it began: late in "
+                             "%.0f%% of %d steps",
+                             static_cast<long long>(gate->second.since_step),
+                             100.0 * late / judged, judged);
+    }
+  }
   const int64_t id = s.book.Fire(std::move(e), events);
   s.held[id] = HeldAlert{HeldKind::kWorker, cells, Gate{}};
   for (int32_t c : cells) s.worker_gates[c].alert_id = id;
