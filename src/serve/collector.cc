@@ -349,7 +349,16 @@ void Collector::Impl::ReadRoutes() {
              JobMonitor* m = Find(req.matches[1].str());
              if (m == nullptr) return JsonError(res, 404, "no such job");
              const int64_t since = ParamInt(req, "since_step", -1);
-             res.set_content(LiveJson(m->Snap(since), since), "application/json");
+             const std::string body = LiveJson(m->Snap(since), since);
+             // Polling viewers of an idle job get 304 Not Modified.
+             const std::string etag = ETagOf(body);
+             res.set_header("ETag", etag);
+             res.set_header("Cache-Control", "no-cache");
+             if (req.get_header_value("If-None-Match") == etag) {
+               res.status = 304;
+               return;
+             }
+             res.set_content(body, "application/json");
            });
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");

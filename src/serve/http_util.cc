@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -58,6 +59,17 @@ bool Inflate(const httplib::Request& req, int64_t cap, std::string* body,
   }
   *body = std::move(text).value();
   return true;
+}
+
+std::string ETagOf(std::string_view body) {
+  uint64_t h = 14695981039346656037ull;
+  for (char c : body) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "\"%016llx\"", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 int64_t ToInt(const std::string& text, int64_t dflt) {

@@ -28,6 +28,9 @@ void JsonError(httplib::Response& res, int status, const std::string& what);
 bool Inflate(const httplib::Request& req, int64_t cap, std::string* body,
              httplib::Response& res);
 
+// A strong ETag of `body` ("\"<16 hex digits>\"", FNV-1a 64).
+std::string ETagOf(std::string_view body);
+
 // A decimal integer, or `dflt` for anything else (no exception).
 int64_t ToInt(const std::string& text, int64_t dflt);
 int64_t ParamInt(const httplib::Request& req, const char* key, int64_t dflt);

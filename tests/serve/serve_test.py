@@ -367,6 +367,16 @@ comm: {dp_allgather_ms: 5, dp_reducescatter_ms: 10}
         straggler = [a for a in live["alerts"] if a["name"] != "TrainingStepRegimeChange"]
         self.assertEqual(straggler, [])
         self.assertEqual(live["state"], "healthy")
+        # Polling an idle job: 304 with the ETag of the last answer.
+        req = urllib.request.Request(c.url("/api/v1/jobs/healthy/live?since_step=599"),
+                                     headers={"Authorization": "Bearer " + TOKEN})
+        with urllib.request.urlopen(req) as r:
+            etag = r.headers["ETag"]
+        self.assertTrue(etag)
+        req.add_header("If-None-Match", etag)
+        with self.assertRaises(urllib.error.HTTPError) as cm:
+            urllib.request.urlopen(req)
+        self.assertEqual(cm.exception.code, 304)
 
     # --- dashboard ----------------------------------------------------------
     def test_dashboard_in_headless_chromium(self):
