@@ -4,22 +4,35 @@ ASAN_DIR ?= build-asan
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build build-all demo test test-asan fuzz update-golden bench bench-accuracy bench-plan format clean
+PREFIX ?= /usr/local
+
+.PHONY: all deps deps-build configure build build-all demo test test-asan fuzz update-golden bench bench-accuracy bench-plan install format clean
 
 all: build
 
+# Everything (tests, benchmarks, fuzzing) / only what building strag needs.
 deps:
-	@./scripts/install-deps.sh
+	@./scripts/install-deps.sh --all
 
-$(BUILD_DIR)/build.ninja: | deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+deps-build:
+	@./scripts/install-deps.sh --build
+
+# The developer and CI builds treat warnings as errors (a plain cmake build
+# does not).
+$(BUILD_DIR)/build.ninja: | deps-build
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DSTRAG_WERROR=ON $(CMAKE_FLAGS)
 
 configure: $(BUILD_DIR)/build.ninja
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target strag
 
-build-all: configure
+# Everything, tests and benchmarks included: installs their dependencies
+# too, and configures again so that a build made without them (make build)
+# gains them.
+build-all: deps configure
+	cmake -S . -B $(BUILD_DIR) >/dev/null
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # The motivating example: a 4,096-GPU hybrid-parallel job with a 20%-slow
@@ -33,7 +46,7 @@ test: build-all
 # The same tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DSTRAG_SANITIZE=ON -DSTRAG_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	  -DSTRAG_SANITIZE=ON -DSTRAG_BUILD_BENCH=OFF -DSTRAG_WERROR=ON $(CMAKE_FLAGS)
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS)
 
@@ -64,6 +77,11 @@ bench-accuracy: build
 # rewrites the table of docs/plan.md (bench/plan/plan_truth.py).
 bench-plan: build
 	python3 bench/plan/plan_truth.py ./$(BUILD_DIR)/strag --check --doc docs/plan.md
+
+# The binary, the Python agent and the docs under PREFIX (default
+# /usr/local): PREFIX/bin/strag, PREFIX/share/strag/agents/python, ...
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 format:
 	find src tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i

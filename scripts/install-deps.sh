@@ -1,31 +1,43 @@
 #!/bin/sh
-# Installs every Debian package strag's build and tests need, and the npm
-# packages of web/ (ECharts, inlined into the HTML report at build time). Run
-# as root on Debian 12; a no-op (no apt-get or npm call) when everything is
-# already installed.
+# Installs the Debian packages strag needs, and the npm packages of web/
+# (ECharts, inlined into the HTML report at build time). Run as root on
+# Debian 12; a no-op (no apt-get or npm call) when everything is already
+# installed.
+#
+# usage: scripts/install-deps.sh [--build | --all]
+#   --build  what building `strag` needs (make build, make demo)
+#   --all    also what the tests, benchmarks and fuzzing need: GoogleTest,
+#            Google Benchmark, PyTorch, Chromium, clang, promtool (default)
 set -eu
 cd "$(dirname "$0")/.."
 
-PACKAGES="
+BUILD_PACKAGES="
   build-essential
   cmake
   ninja-build
   pkg-config
   zlib1g-dev
+  libsimdjson-dev
+  libisal-dev
+  libcpp-httplib-dev
+  libsqlite3-dev
+"
+TEST_PACKAGES="
   libgtest-dev
   libgmock-dev
   libbenchmark-dev
-  libsimdjson-dev
-  libcpp-httplib-dev
-  libsqlite3-dev
-  prometheus
-  libisal-dev
   python3-torch
   python3
   chromium
   clang
   libclang-rt-14-dev
+  prometheus
 "
+case "${1:---all}" in
+  --build) PACKAGES="$BUILD_PACKAGES" ;;
+  --all) PACKAGES="$BUILD_PACKAGES $TEST_PACKAGES" ;;
+  *) echo "usage: scripts/install-deps.sh [--build | --all]" >&2; exit 2 ;;
+esac
 
 missing=""
 for pkg in $PACKAGES; do

@@ -9,6 +9,7 @@
 
 #include "base/str_format.h"
 #include "cli/analyze_command.h"
+#include "cli/build_info.h"
 #include "cli/cost_command.h"
 #include "cli/serve_command.h"
 #include "cli/simulate_command.h"
@@ -34,7 +35,8 @@ constexpr char kUsage[] =
     "                  (strag serve --help)\n"
     "  history         jobs, alerts and exports of strag serve's database\n"
     "                  (strag history --help)\n"
-    "  help            this text\n";
+    "  help [COMMAND]  this text, or a command's options (COMMAND --help)\n"
+    "  --version       version, commit, compiler and features\n";
 
 int ExitCode(const strag::Status& status) {
   switch (status.code()) {
@@ -62,8 +64,8 @@ int PrintHelp(const char* usage) {
 // Runs a command: an allocation failure that escapes it (the readers say
 // their own, with the file and the byte) is one line and exit 1, never
 // std::terminate's SIGABRT.
-template <typename Command>
-strag::Status Guarded(const std::string& name, const Command& command) {
+template <typename Fn>
+strag::Status Guarded(const std::string& name, const Fn& command) {
   try {
     return command();
   } catch (const std::bad_alloc&) {
@@ -74,44 +76,67 @@ strag::Status Guarded(const std::string& name, const Command& command) {
   }
 }
 
+struct Command {
+  const char* name;
+  std::string (*usage)();
+  strag::Status (*run)(const std::vector<std::string>&);
+};
+
+std::string AnalyzeHelp() { return strag::cli::AnalyzeUsage(); }
+std::string PlanHelp() { return strag::cli::PlanUsage(); }
+std::string SimulateHelp() { return strag::cli::SimulateUsage(); }
+std::string TailHelp() { return strag::cli::kTailUsage; }
+std::string CostHelp() { return strag::cli::kCostUsage; }
+std::string ServeHelp() { return strag::cli::kServeUsage; }
+std::string HistoryHelp() { return strag::cli::kHistoryUsage; }
+
+constexpr Command kCommands[] = {
+    {"analyze", AnalyzeHelp, strag::cli::RunAnalyze},
+    {"plan", PlanHelp, strag::cli::RunPlan},
+    {"simulate", SimulateHelp, strag::cli::RunSimulate},
+    {"tail", TailHelp, strag::cli::RunTail},
+    {"cost", CostHelp, strag::cli::RunCost},
+    {"serve", ServeHelp, strag::cli::RunServe},
+    {"history", HistoryHelp, strag::cli::RunHistory},
+};
+
+const Command* FindCommand(const std::string& name) {
+  for (const Command& c : kCommands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+int UnknownCommand(const std::string& name) {
+  std::fprintf(stderr, "strag: unknown command \"%s\"\n%s",
+               strag::Printable(name).c_str(), kUsage);
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "help" || args[0] == "--help" ||
-      args[0] == "-h") {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::fputs(strag::cli::VersionText().c_str(), stdout);
+    return 0;
+  }
+  // `strag help COMMAND` is `strag COMMAND --help`.
+  if (args[0] == "help") {
+    if (args.size() == 1) return PrintHelp(kUsage);
+    const Command* c = FindCommand(args[1]);
+    return c == nullptr ? UnknownCommand(args[1]) : PrintHelp(c->usage().c_str());
+  }
   const std::string command = args[0];
   args.erase(args.begin());
-  strag::Status status;
-  if (command == "analyze") {
-    if (WantsHelp(args)) return PrintHelp(strag::cli::AnalyzeUsage().c_str());
-    status = Guarded(command, [&] { return strag::cli::RunAnalyze(args); });
-  } else if (command == "plan") {
-    if (WantsHelp(args)) return PrintHelp(strag::cli::PlanUsage().c_str());
-    status = Guarded(command, [&] { return strag::cli::RunPlan(args); });
-  } else if (command == "simulate") {
-    if (WantsHelp(args)) return PrintHelp(strag::cli::SimulateUsage().c_str());
-    status = Guarded(command, [&] { return strag::cli::RunSimulate(args); });
-  } else if (command == "tail") {
-    if (WantsHelp(args)) return PrintHelp(strag::cli::kTailUsage);
-    status = Guarded(command, [&] { return strag::cli::RunTail(args); });
-  } else if (command == "cost") {
-    if (WantsHelp(args)) return PrintHelp(strag::cli::kCostUsage);
-    status = Guarded(command, [&] { return strag::cli::RunCost(args); });
-  } else if (command == "serve") {
-    if (WantsHelp(args)) return PrintHelp(strag::cli::kServeUsage);
-    status = Guarded(command, [&] { return strag::cli::RunServe(args); });
-  } else if (command == "history") {
-    if (WantsHelp(args)) return PrintHelp(strag::cli::kHistoryUsage);
-    status = Guarded(command, [&] { return strag::cli::RunHistory(args); });
-  } else {
-    std::fprintf(stderr, "strag: unknown command \"%s\"\n%s",
-                 strag::Printable(command).c_str(), kUsage);
-    return 2;
-  }
+  const Command* c = FindCommand(command);
+  if (c == nullptr) return UnknownCommand(command);
+  if (WantsHelp(args)) return PrintHelp(c->usage().c_str());
+  const strag::Status status = Guarded(command, [&] { return c->run(args); });
   if (!status.ok()) {
     // Echoed input is escaped: no control byte reaches the terminal.
     std::fprintf(stderr, "strag: error: %s\n",
