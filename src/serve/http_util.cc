@@ -47,13 +47,10 @@ bool Inflate(const httplib::Request& req, int64_t cap, std::string* body,
     *body = req.body;
     return true;
   }
-  Result<std::string> text =
-      ingest::MaybeGunzip(req.body, "request body", static_cast<size_t>(cap));
+  bool too_big = false;
+  Result<std::string> text = ingest::MaybeGunzip(
+      req.body, "request body", static_cast<size_t>(cap), &too_big);
   if (!text.ok()) {
-    // MaybeGunzip says "... the gzip text is larger than N" past the cap,
-    // found before more than the cap is held; anything else is damage.
-    const bool too_big = text.status().message().find("larger than") !=
-                         std::string::npos;
     JsonError(res, too_big ? 413 : 400, text.status().message());
     return false;
   }

@@ -71,7 +71,8 @@ uint32_t GzipTrailerIsize(std::string_view last_four_bytes) {
 
 Result<std::string> MaybeGunzip(std::string_view bytes,
                                 std::string_view source_name,
-                                size_t max_text_bytes) {
+                                size_t max_text_bytes, bool* over_limit) {
+  if (over_limit != nullptr) *over_limit = false;
   if (!IsGzip(bytes)) return std::string(bytes);
   GunzipStream stream(source_name);
   // One byte past the limit says the text is larger.
@@ -83,6 +84,7 @@ Result<std::string> MaybeGunzip(std::string_view bytes,
   while (!stream.done()) {
     if (out_pos == out.size()) {
       if (out_pos >= most) {
+        if (over_limit != nullptr) *over_limit = true;
         return InvalidInput(std::string(source_name) +
                             ": the gzip text is larger than " +
                             LimitText(max_text_bytes));

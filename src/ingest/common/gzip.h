@@ -36,10 +36,12 @@ uint32_t GzipTrailerIsize(std::string_view last_four_bytes);
 // geometrically from a guess taken from the gzip trailer. Holds the whole
 // output: large files are better streamed (TextReader, GunzipStream). A
 // text of more than `max_text_bytes` is kInvalidInput ("...: the gzip text
-// is larger than 64 MiB"), found before more than that is held.
+// is larger than 64 MiB"), found before more than that is held;
+// `over_limit` (when given) tells that failure from a damaged stream.
 Result<std::string> MaybeGunzip(std::string_view bytes,
                                 std::string_view source_name,
-                                size_t max_text_bytes = SIZE_MAX);
+                                size_t max_text_bytes = SIZE_MAX,
+                                bool* over_limit = nullptr);
 
 // Compresses `bytes` into one gzip member (deflate level 6), the format
 // `MaybeGunzip` and `gzip -d` read. Fails only if zlib itself fails
