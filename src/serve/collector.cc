@@ -92,11 +92,15 @@ void Collector::Impl::OnCommit(const ingest::agent::AgentBatch& b,
                                const std::vector<uint8_t>& fresh,
                                const std::vector<int64_t>& ids) {
   const double now = SteadyNow();
+  // One lookup per job of the batch, not per record.
+  std::vector<JobMonitor*> monitors;
+  for (size_t j = 0; j < b.jobs.size(); ++j) {
+    monitors.push_back(Monitor(b.jobs[j], ids[j]));
+  }
   for (size_t i = 0; i < b.records.size(); ++i) {
     if (!fresh[i]) continue;
     const ingest::agent::RecordHeader& h = b.records[i];
-    const size_t j = static_cast<size_t>(h.job);
-    JobMonitor* m = Monitor(b.jobs[j], ids[j]);
+    JobMonitor* m = monitors[static_cast<size_t>(h.job)];
     const auto k = static_cast<size_t>(h.index);
     if (h.kind == ingest::agent::RecordKind::kRank) {
       m->AddRank(h.rank, h.epoch, b.ranks[k]);
