@@ -245,7 +245,7 @@ sim::JobSpec ChunkSpec(const sim::JobSpec& spec, int64_t from, int64_t n,
 class Sender {
  public:
   Sender(const LivePlayOptions& o, LivePlayStats* stats)
-      : client_(o.url), stats_(stats) {
+      : client_(o.url), url_(o.url), stats_(stats) {
     client_.set_tcp_nodelay(true);
     client_.set_keep_alive(true);
     client_.set_read_timeout(30, 0);
@@ -254,18 +254,35 @@ class Sender {
     }
   }
 
-  // Posts until acknowledged; gives up on a 4xx (bad input is not retried).
+  // Posts until acknowledged (a collector restarting is waited for), for at
+  // most kPatienceS without an answer; gives up at once on a 4xx (bad
+  // input is not retried).
   Status Post(const std::string& body) {
+    constexpr double kPatienceS = 30;
+    const auto start = std::chrono::steady_clock::now();
     for (int attempt = 0;; ++attempt) {
       ++stats_->requests;
       auto res = client_.Post("/v1/ingest", headers_, body, "application/x-ndjson");
-      if (res && res->status == 200) return Status::Ok();
-      if (res && res->status >= 400 && res->status < 500 && res->status != 429) {
-        return InvalidInput(StrFormat("the collector answered %d: %s",
-                                      res->status, res->body.c_str()));
+      if (res && res->status == 200) {
+        acked_ = true;
+        return Status::Ok();
       }
-      if (attempt >= 200) {
-        return IoError("the collector did not acknowledge after 200 tries");
+      if (res && res->status >= 400 && res->status < 500 && res->status != 429) {
+        return InvalidInput(StrFormat("the collector at %s answered %d: %s",
+                                      url_.c_str(), res->status, res->body.c_str()));
+      }
+      const double waited = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
+      if (waited > kPatienceS) {
+        const std::string why =
+            res ? StrFormat("it answered %d", res->status)
+                : "no answer: " + httplib::to_string(res.error()) + " error";
+        const std::string text =
+            StrFormat("the collector at %s did not acknowledge for %.0f s (%s)",
+                      url_.c_str(), kPatienceS, why.c_str());
+        // Never reached at all: the URL is wrong (or nothing listens).
+        return acked_ ? IoError(text) : InvalidInput(text);
       }
       ++stats_->retries;
       std::this_thread::sleep_for(std::chrono::milliseconds(
@@ -275,6 +292,8 @@ class Sender {
 
  private:
   httplib::Client client_;
+  std::string url_;
+  bool acked_ = false;
   httplib::Headers headers_;
   LivePlayStats* stats_;
 };
