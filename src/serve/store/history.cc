@@ -254,15 +254,27 @@ void Op(std::string* out, const Place& p, int64_t rank, int64_t step,
                     static_cast<long long>(p.tp));
 }
 
-}  // namespace
-
-Result<std::string> ExportOpsCsv(Db& db, const std::string& job,
-                                 const ExportRange& range) {
+// The job's id; kNotFound naming it when the database has no such job.
+Result<int64_t> JobIdOf(Db& db, const std::string& job) {
   ASSIGN_OR_RETURN(Stmt j, db.Prepare("SELECT id FROM jobs WHERE name=?"));
   j.Bind(1, job);
   ASSIGN_OR_RETURN(bool found, j.Step());
   if (!found) return NotFound("no job '" + job + "' in the database");
-  const int64_t id = j.Int(0);
+  return j.Int(0);
+}
+
+// Parameters ?1..?5 of an export query: job, step range, data-time range.
+void BindRange(int64_t job, const ExportRange& range, Stmt* q) {
+  q->Bind(1, job).Bind(2, range.from_step).Bind(3, range.to_step);
+  q->Bind(4, static_cast<int64_t>(std::max(range.from_s, -9e9) * 1e9));
+  q->Bind(5, static_cast<int64_t>(std::min(range.to_s, 9e9) * 1e9));
+}
+
+}  // namespace
+
+Result<std::string> ExportOpsCsv(Db& db, const std::string& job,
+                                 const ExportRange& range) {
+  ASSIGN_OR_RETURN(const int64_t id, JobIdOf(db, job));
   std::map<int64_t, Place> places;
   ASSIGN_OR_RETURN(Stmt r, db.Prepare("SELECT rank, dp, pp, tp FROM ranks WHERE job=?"));
   r.Bind(1, id);
@@ -277,9 +289,7 @@ Result<std::string> ExportOpsCsv(Db& db, const std::string& job,
       "gc_ns, dp_ns + pp_ns + tp_ns + cp_ns + ep_ns + other_ns "
       "FROM steps WHERE job=?1 AND step BETWEEN ?2 AND ?3 "
       "AND t_end_ns BETWEEN ?4 AND ?5 AND flags=0 ORDER BY step, rank"));
-  q.Bind(1, id).Bind(2, range.from_step).Bind(3, range.to_step);
-  q.Bind(4, static_cast<int64_t>(std::max(range.from_s, -9e9) * 1e9));
-  q.Bind(5, static_cast<int64_t>(std::min(range.to_s, 9e9) * 1e9));
+  BindRange(id, range, &q);
   std::string out = "dp_rank,stage,rank,step,optype,start_ts,duration,seq_id,mb_id,tp_rank\n";
   int64_t rows = 0;
   while (true) {
@@ -324,18 +334,13 @@ Result<std::string> ExportOpsCsv(Db& db, const std::string& job,
 
 Result<std::string> ExportStepsJson(Db& db, const std::string& job,
                                     const ExportRange& range) {
-  ASSIGN_OR_RETURN(Stmt j, db.Prepare("SELECT id FROM jobs WHERE name=?"));
-  j.Bind(1, job);
-  ASSIGN_OR_RETURN(bool found, j.Step());
-  if (!found) return NotFound("no job '" + job + "' in the database");
+  ASSIGN_OR_RETURN(const int64_t id, JobIdOf(db, job));
   ASSIGN_OR_RETURN(Stmt q, db.Prepare(
       "SELECT rank, epoch, step, t_end_ns, step_ns, data_ns, fwd_ns, bwd_ns, "
       "opt_ns, gc_ns, gc_n, dp_ns, pp_ns, tp_ns, cp_ns, ep_ns, other_ns, "
       "tokens, sum_s2, flags FROM steps WHERE job=?1 AND step BETWEEN ?2 AND ?3 "
       "AND t_end_ns BETWEEN ?4 AND ?5 ORDER BY step, rank"));
-  q.Bind(1, j.Int(0)).Bind(2, range.from_step).Bind(3, range.to_step);
-  q.Bind(4, static_cast<int64_t>(std::max(range.from_s, -9e9) * 1e9));
-  q.Bind(5, static_cast<int64_t>(std::min(range.to_s, 9e9) * 1e9));
+  BindRange(id, range, &q);
   static constexpr const char* kInts[] = {
       "rank", "epoch", "step", "t_end_ns", "step_ns", "data_ns", "fwd_ns",
       "bwd_ns", "opt_ns", "gc_ns", "gc_n"};
