@@ -2,8 +2,7 @@
 // libFuzzer target for the live agents' record parser (the body of a
 // POST /v1/ingest, which anyone who can reach the collector may send): any
 // input must parse or fail cleanly, also under small limits, and whatever
-// parses must read back unchanged after AppendRankLine / AppendStepLine
-// (drop records are re-parsed as they came). Build with clang and
+// parses must read back unchanged after the writer (agent_writer.h). Build with clang and
 // -fsanitize=fuzzer,address,undefined (STRAG_BUILD_FUZZERS=ON);
 // agent_fuzz_driver.cc runs it without libFuzzer, in CI.
 
@@ -46,12 +45,7 @@ void RoundTrip(const AgentBatch& b) {
     } else if (h.kind == RecordKind::kRank) {
       AppendRankLine(id, h.seq, b.ranks[i], &text);
     } else {
-      text += "{\"kind\":\"drop\",\"job\":\"" + std::string(id.job) +
-              "\",\"rank\":" + std::to_string(h.rank) +
-              ",\"epoch\":" + std::to_string(h.epoch) +
-              ",\"seq\":" + std::to_string(h.seq) +
-              ",\"first_seq\":" + std::to_string(b.drops[i].first_seq) +
-              ",\"last_seq\":" + std::to_string(b.drops[i].last_seq) + "}\n";
+      AppendDropLine(id, b.drops[i], &text);
     }
   }
   AgentParser again;

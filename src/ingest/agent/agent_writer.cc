@@ -130,4 +130,11 @@ void AppendStepLine(const StreamId& id, int64_t seq, const StepRecord& s,
   *out += "}\n";
 }
 
+void AppendDropLine(const StreamId& id, const DropRecord& d, std::string* out) {
+  Head(out, "drop", id, d.last_seq);
+  Int(out, "first_seq", d.first_seq);
+  Int(out, "last_seq", d.last_seq);
+  *out += "}\n";
+}
+
 }  // namespace strag::ingest::agent

@@ -25,6 +25,9 @@ void AppendRankLine(const StreamId& id, int64_t seq, const RankInfo& r,
                     std::string* out);
 void AppendStepLine(const StreamId& id, int64_t seq, const StepRecord& s,
                     std::string* out);
+// A drop record stands for seqs first_seq..last_seq and carries seq
+// last_seq.
+void AppendDropLine(const StreamId& id, const DropRecord& d, std::string* out);
 
 }  // namespace strag::ingest::agent
 
