@@ -2,8 +2,9 @@
 // libFuzzer target for the live agents' record parser (the body of a
 // POST /v1/ingest, which anyone who can reach the collector may send): any
 // input must parse or fail cleanly, also under small limits, and whatever
-// parses must read back unchanged after the writer (agent_writer.h). Build with clang and
-// -fsanitize=fuzzer,address,undefined (STRAG_BUILD_FUZZERS=ON);
+// parses must read back unchanged after the writer (agent_writer.h).
+// Build with clang and -fsanitize=fuzzer,address,undefined
+// (STRAG_BUILD_FUZZERS=ON);
 // agent_fuzz_driver.cc runs it without libFuzzer, in CI.
 
 #include <cstdint>
