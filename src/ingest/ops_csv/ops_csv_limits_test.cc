@@ -91,6 +91,26 @@ TEST(OpsCsvLimitsTest, QuotedRecordsCountWhole) {
             LineError(header.size(), 2, "100 bytes", true));
 }
 
+// Records with line breaks in a row, each under the limit but two of them
+// over it: a cut inside the first leaves it open; the text after the cut
+// ends it and opens the next, which is then carried on its own, not
+// refused as one record with the first (a fuzz find).
+TEST(OpsCsvLimitsTest, QuotedRecordsInARowCountOneByOne) {
+  const std::string header =
+      std::string(kHeader.substr(0, kHeader.size() - 1)) + ",name\n";
+  std::string csv = header;
+  for (int r = 0; r < 4; ++r) {
+    csv += std::to_string(r) + ",0,0,1,gc,0,1,0,\"";
+    for (int i = 0; i < 25; ++i) csv += "a\n";
+    csv += "\"\n";  // 70 bytes
+  }
+  const Result<trace::OpsTable> table = EveryCut(csv, 100);
+  ASSERT_TRUE(table.ok()) << ErrorOf(table);
+  EXPECT_EQ(table->rank.size(), 4u);
+  EXPECT_EQ(ErrorOf(EveryCut(csv, 69)),
+            LineError(header.size(), 2, "69 bytes", true));
+}
+
 // A NUL byte in the header line is binary data, refused at its byte; past
 // the line limit the line's refusal comes first.
 TEST(OpsCsvLimitsTest, NulInTheHeaderIsRefused) {

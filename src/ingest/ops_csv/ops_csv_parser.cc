@@ -116,17 +116,23 @@ Status OpsCsvParser::LineTooLong() {
 
 // A record whose quoted field is still open is carried whole, from its
 // start, but never more than max_line_bytes_ of it: past that, with text
-// still to come, it is too long.
+// still to come, it is too long. The text that ends it may open the next
+// record, which then starts a carry of its own.
 Status OpsCsvParser::FeedOpenRecord(std::string_view text) {
-  const std::string_view part = text.substr(0, max_line_bytes_ - carry_.size());
-  text.remove_prefix(part.size());
-  // The open quoted field can only end at a quote: without one there is
-  // no point in parsing the record again (which would be quadratic).
-  quote_after_window_ =
-      quote_after_window_ || part.find('"') != std::string_view::npos;
-  AppendCarry(part);
-  if (quote_after_window_) RETURN_IF_ERROR(ParseCarry());
-  if (record_open_) return text.empty() ? Status::Ok() : LineTooLong();
+  while (record_open_) {
+    const std::string_view part =
+        text.substr(0, max_line_bytes_ - carry_.size());
+    text.remove_prefix(part.size());
+    // The open quoted field can only end at a quote: without one there is
+    // no point in parsing the record again (which would be quadratic).
+    quote_after_window_ =
+        quote_after_window_ || part.find('"') != std::string_view::npos;
+    AppendCarry(part);
+    if (quote_after_window_) RETURN_IF_ERROR(ParseCarry());
+    if (!record_open_) break;
+    if (text.empty()) return Status::Ok();
+    if (carry_.size() == max_line_bytes_) return LineTooLong();
+  }
   return FeedText(text);  // the record ended: the rest as usual
 }
 
