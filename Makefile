@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps deps-build configure build build-all demo test test-asan fuzz update-golden bench bench-accuracy bench-plan install format clean
+.PHONY: all deps deps-build configure build build-all python demo test test-asan fuzz update-golden bench bench-accuracy bench-plan install format clean
 
 all: build
 
@@ -34,6 +34,15 @@ build: configure
 build-all: deps configure
 	cmake -S . -B $(BUILD_DIR) >/dev/null
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The Python module (python/README.md) into $(BUILD_DIR)/python:
+# PYTHONPATH=$(BUILD_DIR)/python python3 -c 'import strag'. Needs pybind11,
+# the Python headers and NumPy (make deps); make build does not.
+python: configure
+	cmake -S . -B $(BUILD_DIR) >/dev/null
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target strag_python || { \
+	  echo "make python: no Python module: install pybind11-dev python3-dev python3-numpy (make deps)"; \
+	  exit 1; }
 
 # The motivating example: a 4,096-GPU hybrid-parallel job with a 20%-slow
 # GPU, simulated, then analysed (docs/formats/sim-spec.md).

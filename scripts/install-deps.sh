@@ -7,7 +7,8 @@
 # usage: scripts/install-deps.sh [--build | --all]
 #   --build  what building `strag` needs (make build, make demo)
 #   --all    also what the tests, benchmarks and fuzzing need: GoogleTest,
-#            Google Benchmark, PyTorch, Chromium, clang, promtool (default)
+#            Google Benchmark, PyTorch, Chromium, clang, promtool, pybind11
+#            (make python), ccache (default)
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -19,8 +20,10 @@ BUILD_PACKAGES="
   zlib1g-dev
   libsimdjson-dev
   libisal-dev
+  libyaml-cpp-dev
   libcpp-httplib-dev
   libsqlite3-dev
+  libboost-math-dev
 "
 TEST_PACKAGES="
   libgtest-dev
@@ -32,6 +35,10 @@ TEST_PACKAGES="
   clang
   libclang-rt-14-dev
   prometheus
+  pybind11-dev
+  python3-dev
+  python3-numpy
+  ccache
 "
 case "${1:---all}" in
   --build) PACKAGES="$BUILD_PACKAGES" ;;

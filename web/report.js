@@ -13,74 +13,164 @@
     return v === null || v === undefined ? 'n/a' : v.toFixed(digits);
   }
 
+  // A time given in milliseconds, in the unit that suits it: "46.73 s",
+  // "420.2 ms", "35 µs" (no trailing zeros).
+  function fmtMs(ms) {
+    if (ms === null || ms === undefined) return 'n/a';
+    var a = Math.abs(ms);
+    function short(v, digits) { return String(parseFloat(v.toFixed(digits))); }
+    if (a >= 1000) return short(ms / 1000, a >= 100000 ? 1 : 2) + ' s';
+    if (a >= 1 || a === 0) return short(ms, a >= 100 ? 1 : 2) + ' ms';
+    return short(ms * 1000, 1) + ' µs';
+  }
+
   // Initialises the chart in #id; marks the container as drawn.
   function draw(id, option) {
     var el = document.getElementById(id);
-    if (!el) return;
+    if (!el) return null;
     var chart = echarts.init(el, null, {renderer: 'canvas'});
     option.animation = false;
     chart.setOption(option);
     el.setAttribute('data-rendered', 'true');
     charts.push(chart);
+    return chart;
+  }
+
+  // The heatmap's colour scale: the job's own range of values (default), or
+  // SMon's fixed 1.0 to 1.5. Both end where the values do not reach 1.0 +
+  // 0.001, so a healthy job is not painted as a range of stragglers.
+  var SCALE_COLORS = ['#ffffcc', '#feb24c', '#f03b20', '#800026'];
+  function scaleOf(kind, values) {
+    if (kind === 'smon') return {min: 1.0, max: 1.5};
+    var lo = Infinity, hi = -Infinity;
+    values.forEach(function (v) {
+      if (v === null || !isFinite(v)) return;
+      lo = Math.min(lo, v);
+      hi = Math.max(hi, v);
+    });
+    if (!isFinite(lo)) return {min: 1.0, max: 1.5};
+    lo = Math.min(lo, 1.0);
+    return {min: lo, max: Math.max(hi, lo + 0.001)};
   }
 
   // Worker slowdown (min of its DP rank's and its stage's S): DP rank across,
-  // PP stage down, colours fixed to 1.0-1.5 like the published SMon view.
-  // Without a layout (profiler traces), one row per rank.
+  // PP stage down. Without a layout (profiler traces), rank down and step
+  // across: "S if only this rank were left unfixed" in each step. Values in
+  // the cells when they fit; the largest straggler outlined.
   var ranks = data.layout === 'ranks';
+  var MAX_LABELLED_CELLS = 400;
   function heatmap() {
     var h = data.heatmap;
-    var dps = [], pps = [];
-    for (var d = 0; d < h.dp; ++d) dps.push(ranks ? '' : String(d));
-    for (var p = 0; p < h.pp; ++p) pps.push(String(p));
-    if (ranks) h.cells.forEach(function (c) { pps[c[1]] = String(c[3]); });
-    var cells = h.cells.map(function (c) {
-      // [dp, pp, colour value, score, rank]
-      return [c[0], c[1], Math.min(Math.max(c[2], 1.0), 1.5), c[2], c[3]];
-    });
-    draw('chart-heatmap', {
-      tooltip: {
-        formatter: function (p) {
-          var v = p.value;
-          return 'rank ' + v[4] +
-              (ranks ? '' : ' (dp ' + v[0] + ', stage ' + v[1] + ')') +
-              '<br>slowdown ' + fmt(v[3], 3);
-        }
-      },
-      grid: {left: 60, right: 20, top: 40, bottom: 40},
-      xAxis: {type: 'category', data: dps, name: ranks ? '' : 'DP rank',
-              nameLocation: 'middle', nameGap: 26, splitArea: {show: true}},
-      yAxis: {type: 'category', data: pps, name: ranks ? 'rank' : 'PP stage',
-              inverse: true,
-              nameLocation: 'middle', nameGap: 40, splitArea: {show: true}},
-      visualMap: {type: 'continuous', min: 1.0, max: 1.5, dimension: 2,
-                  calculable: false, orient: 'horizontal', right: 20, top: 0,
-                  itemWidth: 12, itemHeight: 200, precision: 2,
-                  text: ['1.5', 'slowdown 1.0'],
-                  inRange: {color: ['#ffffcc', '#feb24c', '#f03b20', '#800026']}},
-      series: [{type: 'heatmap', data: cells, progressive: 0,
-                emphasis: {itemStyle: {borderColor: '#000', borderWidth: 1}}}]
-    });
+    var grid = ranks && h.grid && h.grid.steps.length > 0 ? h.grid : null;
+    var xs = [], ys = [], cells;
+    var straggler = String(h.straggler);
+    function outline(isStraggler) {
+      return isStraggler ? {borderColor: '#000', borderWidth: 2.5} : undefined;
+    }
+    if (grid) {
+      xs = grid.steps.map(String);
+      ys = grid.ranks.map(String);
+      cells = grid.cells.map(function (c) {
+        // [step index, rank index, value]
+        return {value: [c[0], c[1], c[2]],
+                itemStyle: outline(ys[c[1]] === straggler)};
+      });
+    } else {
+      for (var d = 0; d < h.dp; ++d) xs.push(ranks ? '' : String(d));
+      for (var p = 0; p < h.pp; ++p) ys.push(String(p));
+      if (ranks) h.cells.forEach(function (c) { ys[c[1]] = String(c[3]); });
+      cells = h.cells.map(function (c) {
+        // [dp, pp, score, rank]
+        return {value: [c[0], c[1], c[2], c[3]],
+                itemStyle: outline(String(c[3]) === straggler)};
+      });
+    }
+    var values = cells.map(function (c) { return c.value[2]; });
+    var labelled = cells.length <= MAX_LABELLED_CELLS;
+    function option(kind) {
+      var scale = scaleOf(kind, values);
+      return {
+        tooltip: {
+          formatter: function (p) {
+            var v = p.value;
+            if (grid) {
+              return 'rank ' + enc(ys[v[1]]) + ', step ' + enc(xs[v[0]]) +
+                  '<br>S if only this rank were left unfixed ' + fmt(v[2], 3);
+            }
+            return 'rank ' + v[3] +
+                (ranks ? '' : ' (dp ' + v[0] + ', stage ' + v[1] + ')') +
+                '<br>slowdown ' + fmt(v[2], 3);
+          }
+        },
+        grid: {left: 10, right: 20, top: 50, bottom: 40, containLabel: true},
+        xAxis: {type: 'category', data: xs,
+                name: grid ? 'step' : ranks ? '' : 'DP rank',
+                nameLocation: 'middle', nameGap: 26, splitArea: {show: true}},
+        yAxis: {type: 'category', data: ys, name: ranks ? 'rank' : 'PP stage',
+                inverse: true, nameLocation: 'end', splitArea: {show: true}},
+        visualMap: {type: 'continuous', min: scale.min, max: scale.max,
+                    dimension: 2, calculable: false, orient: 'horizontal',
+                    right: 20, top: 0, itemWidth: 12, itemHeight: 200,
+                    precision: 3,
+                    text: [fmt(scale.max, 3), 'slowdown ' + fmt(scale.min, 3)],
+                    inRange: {color: SCALE_COLORS}},
+        series: [{type: 'heatmap', data: cells, progressive: 0,
+                  label: {show: labelled, fontSize: 10,
+                          formatter: function (p) { return fmt(p.value[2], 2); }},
+                  emphasis: {itemStyle: {borderColor: '#000', borderWidth: 1}}}]
+      };
+    }
+    var chart = draw('chart-heatmap', option('job'));
+    var el = document.getElementById('chart-heatmap');
+    if (chart && el) {
+      el.setAttribute('data-scale', 'job');
+      document.querySelectorAll('#heatmap-scale button').forEach(function (b) {
+        b.addEventListener('click', function () {
+          chart.setOption(option(b.dataset.scale));
+          el.setAttribute('data-scale', b.dataset.scale);
+          document.querySelectorAll('#heatmap-scale button').forEach(
+              function (o) { o.classList.toggle('on', o === b); });
+        });
+      });
+    }
+  }
+
+  // [step, value] pairs on a numeric step axis, with a break (null) where
+  // steps are missing (a stride over 1.5 times the usual one: traces often
+  // keep every 10th step), so that a gap shows as one.
+  function withGaps(steps, values) {
+    var strides = [];
+    for (var k = 1; k < steps.length; ++k) strides.push(steps[k] - steps[k - 1]);
+    strides.sort(function (a, b) { return a - b; });
+    var usual = strides.length ? strides[Math.floor(strides.length / 2)] : 1;
+    var out = [];
+    for (var i = 0; i < steps.length; ++i) {
+      if (i > 0 && steps[i] - steps[i - 1] > 1.5 * usual) out.push([null, null]);
+      out.push([steps[i], values[i]]);
+    }
+    return out;
   }
 
   function steps() {
     var s = data.steps;
-    var labels = s.step.map(String);
+    var few = s.step.length <= 60;
     draw('chart-steps', {
       tooltip: {trigger: 'axis', valueFormatter: function (v) { return fmt(v, 3); }},
       legend: {top: 0},
-      grid: {left: 60, right: 20, top: 30, bottom: 40},
-      xAxis: {type: 'category', data: labels, name: 'step',
+      grid: {left: 10, right: 30, top: 30, bottom: 30, containLabel: true},
+      xAxis: {type: 'value', name: 'step', minInterval: 1, scale: true,
               nameLocation: 'middle', nameGap: 26},
       yAxis: {type: 'value', scale: true, name: 'slowdown'},
       series: [
-        {name: 'S of the step (blocking)', type: 'line', data: s.slowdown,
-         showSymbol: s.step.length <= 60,
+        {name: 'S of the step (blocking)', type: 'line',
+         data: withGaps(s.step, s.slowdown), connectNulls: false,
+         showSymbol: few,
          markLine: {silent: true, symbol: 'none', data: [{yAxis: data.slowdown, name: 'S'}],
                     label: {position: 'insideEndTop',
                             formatter: 'S ' + fmt(data.slowdown, 3)}}},
-        {name: 'launch delay (observed / T)', type: 'line', data: s.launch_slowdown,
-         showSymbol: s.step.length <= 60}
+        {name: 'launch delay (observed / T)', type: 'line',
+         data: withGaps(s.step, s.launch_slowdown), connectNulls: false,
+         showSymbol: few}
       ]
     });
   }
@@ -89,23 +179,41 @@
   function bars(id, d, prefix) {
     draw(id, {
       tooltip: {trigger: 'axis', valueFormatter: function (v) { return fmt(v, 3); }},
-      grid: {left: 60, right: 20, top: 10, bottom: 90},
+      // Rotated labels reach left of their tick: room for the first one.
+      grid: {left: 50, right: 20, top: 10, bottom: 10, containLabel: true},
       xAxis: {type: 'category', data: d.keys.map(function (k) { return prefix + k; }),
-              axisLabel: {rotate: 40, interval: 0}},
+              axisLabel: {rotate: d.keys.length > 4 ? 40 : 0, interval: 'auto',
+                          hideOverlap: true}},
       yAxis: {type: 'value', min: 1.0, scale: true, name: 'slowdown'},
       series: [{type: 'bar', data: d.slowdown, itemStyle: {color: '#e6550d'}}]
     });
   }
 
-  // Colour of an op type (names as in the ops CSV).
-  function opColor(name) {
-    if (name === 'forward-compute') return '#3182bd';
-    if (name === 'backward-compute') return '#31a354';
-    if (/^forward-(send|recv)$/.test(name)) return '#9e9ac8';
-    if (/^backward-(send|recv)$/.test(name)) return '#6a51a3';
-    if (/all-gather|reduce-scatter|all-reduce/.test(name)) return '#fd8d3c';
-    if (name === 'gc') return '#e31a1c';
-    return '#969696';  // optimizer and the rest
+  // One colour per op type (names as in the ops CSV and the profiler
+  // model), no two alike: compute in blues and greens, pipeline transfers in
+  // purples, collectives in oranges, browns and pinks, host work in reds.
+  var OP_COLORS = {
+    'forward-compute': '#3182bd', 'backward-compute': '#31a354',
+    'compute': '#6baed6',
+    'forward-send': '#9e9ac8', 'forward-recv': '#bcbddc',
+    'backward-send': '#6a51a3', 'backward-recv': '#807dba',
+    'send': '#54278f', 'recv': '#dadaeb',
+    'params-all-gather': '#fdae6b', 'grads-reduce-scatter': '#e6550d',
+    'separate-grads-all-reduce': '#fd8d3c',
+    'layernorm-grads-all-reduce': '#a63603',
+    'embedding-grads-all-reduce': '#d94801',
+    'all-reduce': '#f16913', 'all-gather': '#fdd0a2',
+    'reduce-scatter': '#8c6d31', 'broadcast': '#bd9e39', 'reduce': '#e7ba52',
+    'all-to-all': '#e377c2', 'barrier': '#7f7f7f', 'other-comm': '#c7c7c7',
+    'optimizer-clip-main-grad': '#74c476', 'optimizer': '#006d2c',
+    'gc': '#e31a1c'
+  };
+  var SPARE_COLORS = ['#17becf', '#bcbd22', '#8c564b', '#393b79', '#637939'];
+  function opColors(names) {
+    var spare = 0;
+    return names.map(function (name) {
+      return OP_COLORS[name] || SPARE_COLORS[spare++ % SPARE_COLORS.length];
+    });
   }
 
   // The worst step, actual (replayed without launch delays) against ideal:
@@ -114,7 +222,7 @@
     var t = data.timeline;
     var el = document.getElementById('chart-timeline');
     if (!t || !el) return;
-    var palette = t.types.map(opColor);
+    var palette = opColors(t.types);
     el.style.height = Math.max(200, t.rows.length * 16 + 80) + 'px';
     function renderItem(params, api) {
       var row = api.value(0);
@@ -137,15 +245,16 @@
           var v = p.value;
           return enc(t.rows[v[0]]) + '<br>' + enc(t.types[v[3]]) +
               (v[5] >= 0 ? ' microbatch ' + v[5] : '') + '<br>' +
-              fmt(v[1], 3) + ' - ' + fmt(v[2], 3) + ' ms (' + fmt(v[2] - v[1], 3) + ' ms)' +
+              fmtMs(v[1]) + ' to ' + fmtMs(v[2]) + ' (' + fmtMs(v[2] - v[1]) + ')' +
               (v[4] === 1 ? '<br>on the critical path' : '');
         }
       },
-      grid: {left: 190, right: 30, top: 10, bottom: 60},
+      grid: {left: 10, right: 30, top: 10, bottom: 60, containLabel: true},
       dataZoom: [{type: 'slider', filterMode: 'weakFilter', height: 18, bottom: 8},
                  {type: 'inside', filterMode: 'weakFilter'}],
-      xAxis: {type: 'value', min: 0, name: 'ms from the step start',
-              nameLocation: 'middle', nameGap: 22},
+      xAxis: {type: 'value', min: 0, name: 'from the step start',
+              nameLocation: 'middle', nameGap: 22,
+              axisLabel: {formatter: fmtMs, hideOverlap: true}},
       yAxis: {type: 'category', data: t.rows, inverse: true,
               axisLabel: {interval: 0, fontSize: 10}},
       series: [{type: 'custom', renderItem: renderItem, data: t.ops,

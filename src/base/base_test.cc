@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "base/parallel_for.h"
 #include "base/status.h"
 #include "base/str_format.h"
+#include "base/yaml_prescan.h"
 
 namespace strag {
 namespace {
@@ -87,6 +89,64 @@ TEST(JsonWriterTest, EscapesAndNumbers) {
   EXPECT_NE(s.find("-3"), std::string::npos) << s;
   EXPECT_NE(s.find("true"), std::string::npos) << s;
   EXPECT_NE(s.find("null"), std::string::npos) << s;
+}
+
+TEST(YamlPrescanTest, BadBytesAndDeepFlow) {
+  EXPECT_FALSE(FindBadYamlByte("a: 1\tb\r\n# \xC3\xA9\n"));
+  const std::optional<TextProblem> ctrl = FindBadYamlByte("a: 1\nb: x\x04y\n");
+  ASSERT_TRUE(ctrl);
+  EXPECT_EQ(ctrl->line, 2);
+  EXPECT_EQ(ctrl->column, 5);
+  EXPECT_EQ(ctrl->what, "control character (byte 4)");
+  EXPECT_EQ(FindBadYamlByte("\xFF\xFE" "a").value().column, 1);
+  EXPECT_FALSE(FindDeepFlow("a: [[1], {b: [2]}]\n", 3));
+  const std::optional<TextProblem> deep = FindDeepFlow("a:\n  [[[[1]]]]\n", 3);
+  ASSERT_TRUE(deep);
+  EXPECT_EQ(deep->line, 2);
+  EXPECT_EQ(deep->column, 6);
+  EXPECT_EQ(deep->what, "nesting deeper than 3 levels");
+  // Brackets inside quotes, comments and plain scalars are no nesting.
+  EXPECT_FALSE(FindDeepFlow("a: \"[[[[\" # [[[[\nb: x[[[[\n", 1));
+  EXPECT_TRUE(FindDeepFlow(std::string(1 << 20, '['), 64));
+}
+
+TEST(StrFormatTest, ShortAndLongTexts) {
+  EXPECT_EQ(StrFormat("%d %.2f %s", 7, 0.125, "ms"), "7 0.12 ms");
+  EXPECT_EQ(StrFormat("%s", ""), "");
+  for (size_t n : {254u, 255u, 256u, 257u, 5000u}) {
+    const std::string long_text(n, 'x');
+    EXPECT_EQ(StrFormat("%s", long_text.c_str()), long_text) << n;
+  }
+}
+
+// Strings are written as valid UTF-8 whatever the bytes: well-formed
+// sequences pass, each maximal ill-formed subpart becomes one U+FFFD.
+TEST(JsonWriterTest, StringsAreValidUtf8) {
+  const auto written = [](std::string_view bytes) {
+    JsonWriter w(0);
+    w.String(bytes);
+    return w.str();
+  };
+  const std::string fffd = "\xEF\xBF\xBD";
+  // Two, three and four bytes, at the limits of each form.
+  for (std::string_view good :
+       {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEF\xBF\xBF",
+        "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF", "aten::mm \xCE\xBB"}) {
+    EXPECT_EQ(written(good), "\"" + std::string(good) + "\"");
+  }
+  // A lone continuation byte, overlong forms, surrogates, past U+10FFFF,
+  // bytes that never occur, and a sequence cut short (its lead and the
+  // trailing bytes that fit make one subpart).
+  EXPECT_EQ(written("a\x80z"), "\"a" + fffd + "z\"");
+  EXPECT_EQ(written("\xC0\xAF"), "\"" + fffd + fffd + "\"");
+  EXPECT_EQ(written("\xE0\x80\xAF"), "\"" + fffd + fffd + fffd + "\"");
+  EXPECT_EQ(written("\xED\xA0\x80"), "\"" + fffd + fffd + fffd + "\"");
+  EXPECT_EQ(written("\xF4\x90\x80\x80"), "\"" + fffd + fffd + fffd + fffd + "\"");
+  EXPECT_EQ(written("\xFE\xFF"), "\"" + fffd + fffd + "\"");
+  EXPECT_EQ(written("\xE2\x82x"), "\"" + fffd + "x\"");
+  EXPECT_EQ(written("\xF0\x9F\x98"), "\"" + fffd + "\"");
+  // Valid JSON that is also a valid JavaScript string literal.
+  EXPECT_EQ(written("\xE2\x80\xA8|\xE2\x80\xA9"), "\"\\u2028|\\u2029\"");
 }
 
 TEST(ParallelForTest, EveryTaskRunsOnce) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 namespace strag {
 
@@ -54,9 +55,75 @@ void JsonWriter::String(std::string_view value) {
   WriteString(value);
 }
 
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// The length of the well-formed UTF-8 sequence (Unicode table 3-7) that
+// starts at text[i] (a byte >= 0x80), or 0 when there is none; then
+// `*bad` is the length of its maximal subpart (at least 1), the bytes one
+// U+FFFD replaces, as the WHATWG decoder and ICU do.
+size_t Utf8SequenceLength(std::string_view text, size_t i, size_t* bad) {
+  const auto byte = [&text](size_t k) {
+    return static_cast<unsigned char>(text[k]);
+  };
+  const unsigned char lead = byte(i);
+  size_t trail = 0;
+  unsigned char low = 0x80;   // bounds of the first trailing byte
+  unsigned char high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    trail = 1;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    trail = 2;
+    if (lead == 0xE0) low = 0xA0;   // no overlong forms
+    if (lead == 0xED) high = 0x9F;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    trail = 3;
+    if (lead == 0xF0) low = 0x90;   // no overlong forms
+    if (lead == 0xF4) high = 0x8F;  // nothing past U+10FFFF
+  } else {
+    *bad = 1;
+    return 0;
+  }
+  for (size_t k = 1; k <= trail; ++k) {
+    const bool fits = i + k < text.size() &&
+                      byte(i + k) >= (k == 1 ? low : 0x80) &&
+                      byte(i + k) <= (k == 1 ? high : 0xBF);
+    if (!fits) {
+      *bad = k;
+      return 0;
+    }
+  }
+  return trail + 1;
+}
+
+}  // namespace
+
+// Escapes what JSON requires, and keeps the output valid UTF-8 whatever the
+// input held (a trace's op names are bytes): each ill-formed sequence
+// becomes U+FFFD. U+2028 and U+2029 are escaped too, so the text is also a
+// valid JavaScript literal (the HTML report embeds it in a script).
 void JsonWriter::WriteString(std::string_view value) {
   out_ += '"';
-  for (char c : value) {
+  for (size_t i = 0; i < value.size();) {
+    const char c = value[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      size_t bad = 0;
+      const size_t length = Utf8SequenceLength(value, i, &bad);
+      if (length == 0) {
+        out_ += kReplacement;
+        i += bad;
+      } else if (length == 3 && value.substr(i, 2) == "\xE2\x80" &&
+                 (value[i + 2] == '\xA8' || value[i + 2] == '\xA9')) {
+        out_ += value[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
+        i += 3;
+      } else {
+        out_.append(value.substr(i, length));
+        i += length;
+      }
+      continue;
+    }
+    ++i;
     switch (c) {
       case '"':
         out_ += "\\\"";

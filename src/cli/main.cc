@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "cli/cost_command.h"
 #include "cli/serve_command.h"
 #include "cli/simulate_command.h"
+#include "cli/suggest.h"
 #include "cli/tail_command.h"
 
 namespace {
@@ -108,8 +110,12 @@ const Command* FindCommand(const std::string& name) {
 }
 
 int UnknownCommand(const std::string& name) {
-  std::fprintf(stderr, "strag: unknown command \"%s\"\n%s",
-               strag::Printable(name).c_str(), kUsage);
+  std::vector<std::string> names;
+  for (const Command& c : kCommands) names.emplace_back(c.name);
+  const std::optional<std::string> near = strag::cli::Closest(name, names);
+  std::fprintf(stderr, "strag: unknown command \"%s\"%s\n%s",
+               strag::Printable(name).c_str(),
+               near ? (" (did you mean " + *near + "?)").c_str() : "", kUsage);
   return 2;
 }
 

@@ -41,7 +41,8 @@ const char kReportFlagsUsage[] =
     "  --days D | --hours H  run length for the wasted GPU-hours and dollars\n"
     "                        (default: one day)\n"
     "  --usd-per-gpu-hour X  GPU price for the cost lines (default: the\n"
-    "                        metadata's gpu_hour_usd, else 2.00)\n"
+    "                        metadata's gpu_hour_usd, else 2.00; a CPU job of\n"
+    "                        gloo traces: the price of a CPU-hour, else none)\n"
     "  --html FILE           self-contained HTML report (works offline)\n"
     "  --perfetto FILE       Chrome-trace JSON of chosen steps (actual vs "
     "ideal,\n"
@@ -72,17 +73,10 @@ bool UseColor(FILE* stream) {
 }
 
 Result<whatif::IdealPool> ParsePool(const Flags& flags, bool profiler) {
-  const std::string pool =
-      flags.Get("pool").value_or(profiler ? "role" : "optype");
-  if (pool == "optype") return whatif::IdealPool::kOpType;
-  if (pool == "optype-stage") return whatif::IdealPool::kOpTypeStage;
-  if (pool == "op") return whatif::IdealPool::kOp;
-  if (pool == "position") return whatif::IdealPool::kPosition;
-  if (pool == "role" && profiler) return whatif::IdealPool::kRole;
-  return InvalidInput(
-      "flag --pool: expected optype, optype-stage, op, position or (Kineto "
-      "traces) role, got \"" +
-      pool + "\"");
+  Result<whatif::IdealPool> pool = report::ParseIdealPool(
+      flags.Get("pool").value_or(profiler ? "role" : "optype"), profiler);
+  if (!pool.ok()) return pool.status().WithContext("flag --pool");
+  return pool;
 }
 
 // "821,414": step ids.

@@ -74,8 +74,14 @@ void Split(const whatif::WhatIfResult& r, Diagnosis* d) {
 // traces "rank 12 (PP stage 3, DP replica 0), node 1", or "rank 12, node 1"
 // when each rank is its own replica.
 std::string Scope(const whatif::PreparedTrace& t, const Straggler& s,
-                  int32_t tp_size) {
-  const std::string node = "node " + std::to_string(s.node);
+                  const DiagnoseOptions& options) {
+  const int32_t tp_size = options.tp;
+  const std::string node =
+      !s.host.empty() ? "host " + s.host
+      : options.gpus_per_node_assumed
+          ? StrFormat("node %d (if %d ranks per node)", s.node,
+                      options.gpus_per_node)
+          : "node " + std::to_string(s.node);
   const std::string where = "PP stage " + std::to_string(s.pp) +
                             ", DP replica " + std::to_string(s.dp);
   if (t.layout == whatif::Layout::kRanks) {
@@ -171,10 +177,12 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
   if (!r.workers.empty() && d.probable_cause != Cause::kNone) {
     const whatif::WorkerScore w = NamedWorker(r, d.findings.front());
     const trace::RankPlace* place = t.topology.Find(w.rank);
-    d.largest_straggler = {w.rank, place ? place->dp : w.dp,
-                           place ? place->pp : w.pp, 0,
-                           w.rank / std::max(1, options.gpus_per_node)};
-    d.scope = Scope(t, d.largest_straggler, options.tp);
+    const bool hosts = place && !t.topology.hosts.empty();
+    d.largest_straggler = {
+        w.rank, place ? place->dp : w.dp, place ? place->pp : w.pp, 0,
+        hosts ? place->node : w.rank / std::max(1, options.gpus_per_node),
+        hosts ? t.topology.HostOf(place->node) : std::string()};
+    d.scope = Scope(t, d.largest_straggler, options);
   }
   Persistence(r, &d);
   Split(r, &d);

@@ -47,6 +47,9 @@ struct Finding {
 
 struct Straggler {
   int32_t rank = -1, dp = -1, pp = -1, tp = 0, node = -1;
+  // Its host, when the input names hosts (Topology::hosts); else "" and
+  // `node` is rank / gpus_per_node.
+  std::string host;
 };
 
 struct Diagnosis {
@@ -77,6 +80,9 @@ struct Diagnosis {
 
 struct DiagnoseOptions {
   int32_t gpus_per_node = 8;
+  // Nobody said so (no metadata, no host names): the scope says that its
+  // node is rank / gpus_per_node by assumption.
+  bool gpus_per_node_assumed = false;
   int32_t tp = 1;  // traced worker = its TP group's first rank
 };
 

@@ -149,6 +149,38 @@ TEST(TailTest, SlowAboveThreshold) {
   EXPECT_EQ(ProbabilityAbove(Parse("fixed:1s"), 1.5), 0);
 }
 
+// Against a 50-digit reference (cpp_bin_float_50: Gauss-Legendre on the
+// order-statistic density, the incomplete beta, digamma), computed once;
+// the relative errors measured are in docs/performance.md.
+TEST(TailTest, MatchesHighPrecisionReference) {
+  const auto expect_rel = [](double got, double want, double rel) {
+    EXPECT_NEAR(got, want, rel * std::fabs(want));
+  };
+  expect_rel(NormalMaxFactor(1000000000), 6.0876845844459586505, 1e-13);
+  expect_rel(NormalMaxSdFactor(1000000000), 0.20211396207200556267, 1e-13);
+  // The weight of E[X^2] lies near z = 6 + 3 sigma: beyond |z| = 12.
+  const Distribution wide{
+      .kind = Kind::kLognormal, .mean_s = 1, .log_sigma = 3};
+  expect_rel(ExpectedMax(wide, 8), 7.3415773511761841128, 1e-13);
+  expect_rel(StdMax(wide, 8), 254.49145941239314986, 1e-13);
+  const Distribution narrow{
+      .kind = Kind::kLognormal, .mean_s = 1, .log_sigma = 0.1};
+  expect_rel(ExpectedMax(narrow, 1024), 1.3777405268973684055, 1e-13);
+  expect_rel(StdMax(narrow, 1024), 0.049023194122957027956, 1e-13);
+  const Distribution z{.kind = Kind::kNormal, .mean_s = 0, .sigma_s = 1};
+  expect_rel(ExpectedWithBackups(z, 1024, 16), 2.1462279379288344206, 1e-13);
+  // Two-point with backups: P(Binomial(N + B, p) > B), also when tiny.
+  const Distribution half{.kind = Kind::kTwoPoint, .p = 0.5, .delay_s = 1};
+  expect_rel(ExpectedWithBackups(half, 1000000000, 1000000000),
+             0.49999107937942035122, 1e-13);
+  const Distribution rare{.kind = Kind::kTwoPoint, .p = 1e-9, .delay_s = 1};
+  expect_rel(ExpectedWithBackups(rare, 2000000000 - 16, 16),
+             5.6060506649961927327e-11, 1e-10);
+  expect_rel(HarmonicNumber(100000), 12.090146129863427947, 1e-15);
+  const Distribution e{.kind = Kind::kExponential, .mean_s = 1};
+  expect_rel(StdMax(e, 100000), std::sqrt(1.6449240668982262698), 1e-15);
+}
+
 TEST(TailTest, ParsesUnitsAndForms) {
   EXPECT_DOUBLE_EQ(Parse("fixed:250us").mean_s, 250e-6);
   EXPECT_DOUBLE_EQ(Parse("fixed:7ns").mean_s, 7e-9);

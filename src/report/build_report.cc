@@ -22,7 +22,10 @@ Result<econ::StepCost> JobCost(const ReportInput& in,
   trace::JobMeta shape = in.meta;
   shape.dp = result.dp;
   shape.pp = result.pp;
-  double price = kDefaultUsdPerGpuHour;
+  // A CPU job (gloo traces) has no default price: its dollars are only
+  // shown when a price is given.
+  const bool cpu = in.notes && in.notes->cpu_only;
+  double price = cpu ? 0.0 : kDefaultUsdPerGpuHour;
   for (const auto& [key, value] : in.meta.raw) {
     if (key == "gpu_hour_usd") price = std::strtod(value.c_str(), nullptr);
   }
@@ -110,6 +113,25 @@ Result<std::vector<int32_t>> PlanLayers(const PlanOptions& options,
   return std::vector<int32_t>{};
 }
 
+Result<whatif::IdealPool> ParseIdealPool(std::string_view name, bool profiler) {
+  if (name == "optype") return whatif::IdealPool::kOpType;
+  if (name == "optype-stage") return whatif::IdealPool::kOpTypeStage;
+  if (name == "op") return whatif::IdealPool::kOp;
+  if (name == "position") return whatif::IdealPool::kPosition;
+  if (name == "role" && profiler) return whatif::IdealPool::kRole;
+  return InvalidInput(
+      "expected optype, optype-stage, op, position or (Kineto traces) role, "
+      "got \"" +
+      std::string(name) + "\"");
+}
+
+bool HasGpusPerNode(const trace::JobMeta& meta) {
+  for (const auto& [key, value] : meta.raw) {
+    if (key == "gpus_per_node") return true;
+  }
+  return false;
+}
+
 int32_t GpusPerNode(const trace::JobMeta& meta) {
   for (const auto& [key, value] : meta.raw) {
     if (key == "gpus_per_node") {
@@ -163,9 +185,17 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
   ASSIGN_OR_RETURN(report.cost, JobCost(in, result, options));
   report.diagnosis = diagnose::Diagnose(
       in.prepared, result,
-      {.gpus_per_node = GpusPerNode(in.meta), .tp = in.meta.tp});
+      {.gpus_per_node = GpusPerNode(in.meta),
+       .gpus_per_node_assumed = !HasGpusPerNode(in.meta) &&
+                                in.prepared.topology.hosts.empty(),
+       .tp = in.meta.tp});
   if (!in.coverage.empty()) {
     diagnose::WithoutDiagnosis(in.coverage, &report.diagnosis);
+  }
+  if (!in.segment_ops.empty()) {
+    report.kernel_detail =
+        ExplainRanks(in.segment_ops, in.prepared.topology,
+                     RanksToExplain(report.diagnosis));
   }
   ASSIGN_OR_RETURN(const std::vector<size_t> slowest,
                    ChooseSteps(in.prepared, result, {}));

@@ -47,6 +47,9 @@ struct InputNotes {
   // The job's layout and how it was found ("p2p chains: 2 pipeline(s) of 4
   // stages", "flags: DP 2 x PP 4").
   std::string layout;
+  // Every trace holds CPU ops on threads (a gloo job): the time lost is CPU
+  // time, and it has no price unless one is given.
+  bool cpu_only = false;
 };
 
 }  // namespace strag::report

@@ -13,6 +13,7 @@
 #include "graph/generic/input_size.h"
 #include "graph/generic/p2p_peers.h"
 #include "graph/generic/warmup_steps.h"
+#include "report/hosts.h"
 #include "report/input_checks.h"
 #include "whatif/prepared_generic.h"
 
@@ -201,6 +202,19 @@ void NoteClock(const graph::GenericModel& model, InputNotes* notes) {
   }
 }
 
+// Hosts from the file names (tensorboard_trace_handler's
+// `<host>_<pid>....pt.trace.json`), when every rank's names one.
+void NameHosts(const std::vector<trace::RankTrace>& ranks,
+               trace::Topology* topology) {
+  HostMap hosts;
+  for (const trace::RankTrace& r : ranks) {
+    std::optional<std::string> host = HostFromTraceFileName(r.source);
+    if (!host) return;
+    hosts.emplace(r.rank, std::move(*host));
+  }
+  (void)ApplyHosts(hosts, "trace file names", topology);
+}
+
 std::string JoinIds(const std::vector<int64_t>& ids) {
   std::string out;
   for (int64_t id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
@@ -239,8 +253,11 @@ Result<ReportInput> ProfilerInput(
     return InvalidInput("no trace could be read:" + options.read_errors);
   }
   RETURN_IF_ERROR(NoteRanks(&ranks, &*job.notes));
+  // The segments' per-name totals are kept for the kernel detail.
+  graph::GenericOptions generic;
+  generic.keep_segment_ops = true;
   ASSIGN_OR_RETURN(graph::GenericModel model,
-                   graph::BuildGenericModel(ranks, {}));
+                   graph::BuildGenericModel(ranks, generic));
   layout.world_size = job.notes->world_size;
   std::vector<int64_t> warmup = graph::DropWarmupSteps(&model);
   graph::InferredLayout inferred = graph::InferLayout(model, layout);
@@ -249,7 +266,7 @@ Result<ReportInput> ProfilerInput(
   if (inferred.peers_unknown) {
     const int64_t assigned =
         graph::AssignPipelinePeers(model, inferred.topology, &ranks);
-    auto paired = graph::BuildGenericModel(ranks, {});
+    auto paired = graph::BuildGenericModel(ranks, generic);
     if (assigned > 0 && paired.ok()) {
       model = std::move(paired).value();
       warmup = graph::DropWarmupSteps(&model);
@@ -278,8 +295,13 @@ Result<ReportInput> ProfilerInput(
     job.notes->warnings.push_back(std::move(w));
   }
   job.notes->layout = inferred.topology.source;
+  NameHosts(ranks, &inferred.topology);
+  job.notes->cpu_only = std::all_of(
+      ranks.begin(), ranks.end(),
+      [](const trace::RankTrace& r) { return r.cpu_only; });
   const graph::HostTime host = graph::MeasureHostTime(ranks, model);
   graph::InputSize input = graph::MeasureInputSize(ranks, model);
+  job.segment_ops = std::move(model.segment_ops);
   ASSIGN_OR_RETURN(job.prepared,
                    whatif::PrepareGenericTrace(std::move(model),
                                                std::move(inferred.topology)));

@@ -6,7 +6,7 @@
 // peers assigned where the traces name none, host time and input size
 // measured; everything wrong with the input kept as notes.
 //
-// Pure: the files are read at the edge (cli/kineto_input.h).
+// Pure: the files are read at the edge (load/kineto_job.h).
 
 #ifndef STRAG_SRC_REPORT_PROFILER_INPUT_H_
 #define STRAG_SRC_REPORT_PROFILER_INPUT_H_

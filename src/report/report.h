@@ -23,6 +23,7 @@
 #include "econ/step_cost.h"
 #include "mitigate/plan.h"
 #include "report/input_notes.h"
+#include "report/kernel_detail.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
@@ -42,6 +43,9 @@ struct ReportInput {
   // Why the input cannot carry a diagnosis (too few ranks traced), or "":
   // then the numbers describe the traced ranks only, and costs too.
   std::string coverage = {};
+  // Profiler traces: what each compute segment is made of (per-name
+  // totals), for the kernel detail; empty for an ops CSV.
+  graph::SegmentOps segment_ops = {};
 };
 
 // The planner's options (`--plan`, `strag plan`).
@@ -81,6 +85,9 @@ struct Report {
   std::optional<whatif::Timeline> slowest_step;
   std::vector<whatif::Timeline> timelines;  // ReportOptions::timelines
   std::optional<mitigate::Plan> plan;       // ReportOptions::plan
+  // Profiler traces: the named stragglers' compute, kernel by kernel,
+  // against their stage's median rank (kernel_detail.h); else empty.
+  std::vector<KernelDetail> kernel_detail;
   // Found while building: what in the metadata the trace contradicts.
   std::vector<std::string> warnings;
 };
@@ -96,14 +103,25 @@ Result<std::vector<size_t>> ChooseSteps(const whatif::PreparedTrace& trace,
                                         const whatif::WhatIfResult& result,
                                         const std::vector<int64_t>& step_ids);
 
-// The metadata's gpus_per_node, else 8.
+// "GPU", or "CPU" for a job of CPU-only profiler traces (gloo): the word
+// the reports use for the devices whose time is lost.
+inline const char* DeviceWord(const Report& report) {
+  return report.notes && report.notes->cpu_only ? "CPU" : "GPU";
+}
+
+// The metadata's gpus_per_node, else 8; whether the metadata has one.
 int32_t GpusPerNode(const trace::JobMeta& meta);
+bool HasGpusPerNode(const trace::JobMeta& meta);
 
 // The layers the plan uses: the options', else the metadata's
 // layers_per_stage ("8,8,9,7" or "[8, 8, 9, 7]") or num_layers. kInvalidInput
 // for a metadata value that is not a list of positive integers.
 Result<std::vector<int32_t>> PlanLayers(const PlanOptions& options,
                                         const trace::JobMeta& meta);
+
+// The ideal pool a user names (`--pool`, `pool=`): optype, optype-stage,
+// op, position, or role (profiler traces only); kInvalidInput listing them.
+Result<whatif::IdealPool> ParseIdealPool(std::string_view name, bool profiler);
 
 // "8,8,9,7", "[8, 8, 9, 7]" or "64": layer counts (1 to 2^20) for
 // --layers and the metadata; errors are kInvalidInput prefixed with `what`.

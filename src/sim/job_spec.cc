@@ -124,8 +124,8 @@ constexpr Variant<SK> kSeqDists[] = {
     {"file", SK::kFile, kSeqFile, kPath},
 };
 
-constexpr std::string_view kSlowWorker[] = {"kind", "rank", "factor", "steps",
-                                            "probability"};
+constexpr std::string_view kSlowWorker[] = {"kind",  "rank",        "factor",
+                                            "steps", "probability", "op"};
 constexpr std::string_view kGcPause[] = {
     "kind", "rank", "ranks", "rate_per_step", "pause_ms", "planned", "steps"};
 constexpr std::string_view kSlowLink[] = {"kind", "node", "factor", "steps",
@@ -515,6 +515,17 @@ Status SpecReader::ReadStraggler(const YamlNode& node, const std::string& path,
   RETURN_IF_ERROR(Read(node, path, "pause_ms", &s->pause_ms));
   RETURN_IF_ERROR(Read(node, path, "stall_ms", &s->stall_ms));
   RETURN_IF_ERROR(ReadSteps(node, path, s));
+  if (const YamlNode* op = Get(node, path, "op")) {
+    using Pass = StragglerSpec::Pass;
+    if (op->kind == YKind::kScalar && op->text == "forward") {
+      s->pass = Pass::kForward;
+    } else if (op->kind == YKind::kScalar && op->text == "backward") {
+      s->pass = Pass::kBackward;
+    } else {
+      return Error(op->line, Child(path, "op"),
+                   "\"" + op->text + "\" is not one of: forward, backward");
+    }
+  }
   if (s->kind == StK::kSlowWorker || s->kind == StK::kSlowLink) {
     return Status::Ok();
   }

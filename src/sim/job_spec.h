@@ -126,6 +126,9 @@ struct StragglerSpec {
   std::vector<int64_t> ranks;
   int32_t node = -1;    // slow_link
   double factor = 1.0;  // slow_worker (compute), slow_link (comm); >= 1
+  // slow_worker `op`: which passes it slows (forward, backward, or both).
+  enum class Pass { kBoth, kForward, kBackward };
+  Pass pass = Pass::kBoth;
   // When it acts: every step in [from, to] (inclusive, step indices from
   // 0), and on each of those with `probability`.
   std::optional<std::pair<int64_t, int64_t>> steps;

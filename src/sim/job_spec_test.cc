@@ -237,7 +237,7 @@ TEST(JobSpecTest, Errors) {
   const Case cases[] = {
       // Structure and types.
       {"job: {dp: 1\n",
-       "bad.yaml: line 1: unclosed '{' (no '}' before the end of the input)"},
+       "bad.yaml: line 1, column 6: unclosed '{' (no '}' before the end of the input)"},
       {"- job\n", "bad.yaml: line 1: the spec: expected a map, found a list"},
       {"jobs: {dp: 2}\n",
        "bad.yaml: line 1: jobs: unknown key (allowed: job, model, compute, "
@@ -367,7 +367,10 @@ TEST(JobSpecTest, Errors) {
       {"stragglers:\n  - {kind: slow_worker, rank: 1, factor: 2, "
        "pause_ms: 3}\n",
        "bad.yaml: line 2: stragglers[0].pause_ms: unknown key for kind "
-       "slow_worker (allowed: kind, rank, factor, steps, probability)"},
+       "slow_worker (allowed: kind, rank, factor, steps, probability, op)"},
+      {"stragglers:\n  - {kind: slow_worker, rank: 1, factor: 2, op: gc}\n",
+       "bad.yaml: line 2: stragglers[0].op: \"gc\" is not one of: forward, "
+       "backward"},
       {"stragglers:\n  - {kind: dataloader_stall, rank: 1, ranks: all, "
        "stall_ms: 1}\n",
        "bad.yaml: line 2: stragglers[0].ranks: cannot be combined with rank"},

@@ -236,7 +236,7 @@ class JobFiller {
             static_cast<int64_t>(i) != skip_ && Active(i, k);
       }
     }
-    slow_.assign(steps * dp * pp, 1.0);
+    slow_.assign(steps * dp * pp * 2, 1.0);
     links_.clear();
     for (size_t i = 0; i < spec_.stragglers.size(); ++i) {
       const StragglerSpec& st = spec_.stragglers[i];
@@ -244,8 +244,13 @@ class JobFiller {
         const auto d = static_cast<size_t>(layout_.Dp(st.rank));
         const auto st_pp = static_cast<size_t>(layout_.Pp(st.rank));
         for (size_t k = 0; k < steps; ++k) {
-          if (active_[i * steps + k])
-            slow_[(k * dp + d) * pp + st_pp] *= st.factor;
+          if (!active_[i * steps + k]) continue;
+          // [.. * 2]: forward, [.. * 2 + 1]: backward (`op` may pick one).
+          const size_t at = ((k * dp + d) * pp + st_pp) * 2;
+          if (st.pass != StragglerSpec::Pass::kBackward) slow_[at] *= st.factor;
+          if (st.pass != StragglerSpec::Pass::kForward) {
+            slow_[at + 1] *= st.factor;
+          }
         }
       }
       if (st.kind == Kind::kSlowLink) links_.push_back(LinkOf(i));
@@ -335,13 +340,14 @@ class JobFiller {
                             ? spec_.compute.forward_ms
                             : spec_.compute.backward_ms;
       const double base = ms * kMs * stage_factor_[stage] / spec_.job.vpp;
+      const size_t backward = key.type != OpType::kForwardCompute;
       const auto mb =
           static_cast<size_t>(std::max(job_.schedule.microbatch[v], 0));
       const std::vector<int32_t>& per = spec_.job.microbatches_per_replica;
       for (size_t l = 0; l < lanes_; ++l) {
         const size_t k = l / dp, d = l % dp;
         const double x = base * seq_factor_[l * static_cast<size_t>(m_) + mb] *
-                         slow_[(k * dp + d) * pp + stage];
+                         slow_[((k * dp + d) * pp + stage) * 2 + backward];
         row[l] =
             ApplyNoise(spec_.compute.noise, x, {seed, kComputeNoise, v, k, d});
         // A replica with fewer microbatches runs the surplus empty.
@@ -512,7 +518,7 @@ class JobFiller {
   int32_t m_;
   std::vector<double> stage_factor_;
   std::vector<uint8_t> active_;  // [injection * steps + step]
-  std::vector<double> slow_;     // [(step * dp + d) * pp + stage]
+  std::vector<double> slow_;  // [((step * dp + d) * pp + stage) * 2 + bwd]
   std::vector<Link> links_;
   std::vector<double> seq_factor_;  // [lane * microbatches + microbatch]
   mutable double reference_ = 0;    // the reference sequence length

@@ -139,6 +139,30 @@ TEST(SimulatorTest, SlowWorkerIsFoundByTheAnalysis) {
   EXPECT_GT(r->fix_worst_workers.rem, 0.5);
 }
 
+// `op: backward` slows the backwards of the worker only.
+TEST(SimulatorTest, SlowWorkerOfOnePass) {
+  auto spec = ParseJobSpec(
+      "job: {dp: 2, pp: 1, microbatches: 2, steps: 2}\n"
+      "compute: {forward_ms: 4, backward_ms: 8}\n"
+      "stragglers:\n  - {kind: slow_worker, rank: 1, factor: 2, op: "
+      "backward}\n",
+      "spec.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->stragglers[0].pass, StragglerSpec::Pass::kBackward);
+  auto job = Simulate(*spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  const trace::OpsTable table = ToOpsTable(*job, 0, 1);
+  for (size_t i = 0; i < table.size(); ++i) {
+    const double ms = 1e-6 * static_cast<double>(table.dur_ns[i]);
+    const double slow = table.rank[i] == 1 ? 2.0 : 1.0;
+    if (table.op_type[i] == trace::OpType::kForwardCompute) {
+      EXPECT_NEAR(ms, 4, 1e-3);
+    } else if (table.op_type[i] == trace::OpType::kBackwardCompute) {
+      EXPECT_NEAR(ms, 8 * slow, 1e-3);
+    }
+  }
+}
+
 // The same spec and seed give the same trace; another seed other noise.
 TEST(SimulatorTest, DeterministicPerSeed) {
   JobSpec spec = DpOnly(8, 4, 10.0);

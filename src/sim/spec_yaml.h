@@ -1,24 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// A small YAML subset, parsed into a tree, for simulator job specs
-// (docs/formats/sim-spec.md).
+// YAML for simulator job specs (docs/formats/sim-spec.md), parsed with
+// yaml-cpp into a small tree that remembers where each node was written.
 //
-// Why not a YAML library: specs need only a handful of constructs, and every
-// error must name the source and the line. Anything outside the subset is
-// rejected rather than half-understood.
+// Accepted: YAML 1.2 as yaml-cpp 0.7 reads it: block and flow styles,
+// plain, quoted and block (| >) scalars, multi-line scalars, comments,
+// anchors and aliases (expanded into copies), core tags (!!str makes a
+// scalar a string), `%YAML` / `%TAG` directives, `---` / `...`, a UTF-8
+// byte order mark, LF or CRLF line ends.
 //
-// Supported: block mappings by indentation (spaces only), block lists
-// (`- item`, `- {flow map}`, `- key: value` compact maps, a list at the same
-// indentation as its parent key), flow mappings `{a: 1, b: [1, 2]}` and flow
-// lists `[1, 2]` (nestable, may span lines, trailing comma allowed), plain,
-// 'single-quoted' ('' is one quote) and "double-quoted" scalars (escapes
-// \" \\ \/ \n \t \r \0), `#` comments at the line start or after whitespace,
-// blank lines, a `---` before the content and a `...` after it, a leading
-// UTF-8 byte order mark.
-//
-// Rejected with "SOURCE: line N: ...": tabs outside quotes and comments,
-// anchors, aliases, tags, block scalars (| >), directives, complex keys (?),
-// duplicate keys, bad indentation, multi-line plain or quoted scalars,
-// unclosed brackets or quotes, several documents, control characters.
+// Rejected with "SOURCE: line L, column C: what" (1-based; the column
+// counts bytes): YAML syntax errors, several documents, control characters
+// (all but tab, LF and CR) and UTF-16 / UTF-32 text, duplicate keys, empty
+// keys, keys that are collections, other tags than the core ones, nesting
+// deeper than 64 collections, and a document that holds more than 2^20
+// nodes or 64 MiB of text with its aliases expanded ("billion laughs").
+// yaml-cpp's exceptions never leave ParseYaml.
 
 #ifndef STRAG_SRC_SIM_SPEC_YAML_H_
 #define STRAG_SRC_SIM_SPEC_YAML_H_
@@ -60,7 +56,8 @@ struct YamlNode {
 
 // Parses `text` into its root node. An empty document (only blank lines
 // and comments) is an empty map. Errors are kInvalidInput,
-// "`source`: line N: what".
+// "`source`: line L, column C: what". O(size of the text and of the
+// expanded tree); never throws.
 Result<YamlNode> ParseYaml(std::string_view text, std::string_view source);
 
 }  // namespace strag::sim

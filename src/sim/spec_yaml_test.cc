@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The YAML subset of job specs: what it reads, the lines it remembers, and
-// the constructs it rejects with the source and the line.
+// The YAML of job specs (yaml-cpp): what it reads, the lines it remembers,
+// and what it rejects with the source, the line and the column.
 
 #include "sim/spec_yaml.h"
 
@@ -236,92 +236,272 @@ TEST(SpecYamlTest, DocumentMarkersBomCrlfAndEmpty) {
   EXPECT_EQ(MustParse("  a: 1\n  b: 2\n").children.size(), 2u);
 }
 
+// YAML beyond the old subset, as yaml-cpp reads it: anchors and aliases
+// (expanded), block and multi-line scalars, tags, complex keys,
+// directives, tabs as separation, empty flow entries.
+TEST(SpecYamlTest, FullYaml) {
+  const YamlNode root = MustParse(
+      "%YAML 1.2\n"
+      "---\n"
+      "base: &slow {kind: slow_worker, factor: 1.5}\n"
+      "stragglers:\n"
+      "  - *slow\n"
+      "  - &two\n"
+      "    kind: gc_pause\n"
+      "    pause_ms: !!float 300\n"
+      "  - *two\n"
+      "note: |\n"
+      "  two\n"
+      "  lines\n"
+      "folded: >-\n"
+      "  one\n"
+      "  line\n"
+      "plain: a\n"
+      "  b\n"
+      "quoted: \"x\n"
+      "  y\"\n"
+      "str: !!str 8\n"
+      "tab:\t1\n"
+      "? complex\n"
+      ": 2\n"
+      "nul: null\n"
+      "tilde: ~\n"
+      "...\n");
+  const YamlNode* list = root.Find("stragglers");
+  ASSERT_NE(list, nullptr);
+  ASSERT_EQ(list->children.size(), 3u);
+  EXPECT_EQ(list->children[0].Find("factor")->text, "1.5");
+  EXPECT_EQ(list->children[0].line, 5);  // the alias's line
+  EXPECT_EQ(list->children[0].Find("factor")->line, 3);  // the anchor's
+  EXPECT_EQ(list->children[2].Find("pause_ms")->text, "300");
+  EXPECT_EQ(list->children[2].Find("kind")->line, 7);
+  EXPECT_EQ(root.Find("note")->text, "two\nlines\n");
+  EXPECT_TRUE(root.Find("note")->quoted);
+  EXPECT_EQ(root.Find("folded")->text, "one line");
+  EXPECT_EQ(root.Find("plain")->text, "a b");
+  EXPECT_FALSE(root.Find("plain")->quoted);
+  EXPECT_EQ(root.Find("quoted")->text, "x y");
+  EXPECT_TRUE(root.Find("str")->quoted);
+  EXPECT_EQ(root.Find("tab")->text, "1");
+  EXPECT_EQ(root.Find("complex")->text, "2");
+  // Nulls keep their text; only an empty value is "nothing".
+  EXPECT_EQ(root.Find("nul")->text, "null");
+  EXPECT_FALSE(root.Find("nul")->IsNull());
+  EXPECT_EQ(root.Find("tilde")->text, "~");
+
+  const YamlNode flow = MustParse("a: [1, , 2]\nb: {x: , y}\n");
+  ASSERT_EQ(flow.Find("a")->children.size(), 3u);
+  EXPECT_TRUE(flow.Find("a")->children[1].IsNull());
+  EXPECT_TRUE(flow.Find("b")->Find("y")->IsNull());
+}
+
+// An empty list item is on the line of its '-', not of the next token.
+TEST(SpecYamlTest, EmptyNodesKeepTheirLine) {
+  const YamlNode root = MustParse(
+      "list:\n"
+      "  - 1\n"
+      "  -   # nothing\n"
+      "\n"
+      "  # between\n"
+      "  -\n"
+      "last:\n");
+  const YamlNode* list = root.Find("list");
+  ASSERT_EQ(list->children.size(), 3u);
+  EXPECT_EQ(list->children[1].line, 3);
+  EXPECT_EQ(list->children[2].line, 6);
+  EXPECT_EQ(root.Find("last")->line, 7);
+}
+
 TEST(SpecYamlTest, Errors) {
   struct Case {
     std::string_view text;
     std::string_view message;  // the whole message
   };
   const Case cases[] = {
-      {"a: 1\n\tb: 2\n", "t.yaml: line 2: tab in indentation (use spaces)"},
-      {"a:\t1\n", "t.yaml: line 1: tab character (use spaces)"},
-      {"a: [1,\t2]\n", "t.yaml: line 1: tab character (use spaces)"},
-      {"a: &x 1\n", "t.yaml: line 1: anchors ('&') are not supported"},
-      {"a: *x\n", "t.yaml: line 1: aliases ('*') are not supported"},
-      {"a: !!int 1\n", "t.yaml: line 1: tags ('!') are not supported"},
-      {"a: [!x 1]\n", "t.yaml: line 1: tags ('!') are not supported"},
-      {"a: |\n  text\n",
-       "t.yaml: line 1: block scalars ('|') are not supported"},
-      {"a: >-\n  text\n",
-       "t.yaml: line 1: block scalars ('>') are not supported"},
-      {"%YAML 1.2\n---\na: 1\n",
-       "t.yaml: line 1: directives ('%') are not supported"},
-      {"? a\n: 1\n", "t.yaml: line 1: complex keys ('?') are not supported"},
+      {"a: 1\n\tb: 2\n",
+       "t.yaml: line 2, column 1: tab in indentation (use spaces)"},
+      {"a: *x\n",
+       "t.yaml: line 1, column 4: alias '*x' names no anchor defined before "
+       "it"},
+      {"x: &a [1, *a]\n",
+       "t.yaml: line 1, column 11: alias '*a' refers to the node that "
+       "contains it"},
+      {"a: [!x 1]\n",
+       "t.yaml: line 1, column 5: unsupported tag '!x' (only YAML's core "
+       "tags: !!str, !!int, !!float, !!bool, !!null, !!map, !!seq)"},
       {"a: 1\nb: 2\na: 3\n",
-       "t.yaml: line 3: duplicate key 'a' (first on line 1)"},
+       "t.yaml: line 3, column 1: duplicate key 'a' (first on line 1)"},
       {"a: {x: 1,\n    x: 2}\n",
-       "t.yaml: line 2: duplicate key 'x' (first on line 1)"},
+       "t.yaml: line 2, column 5: duplicate key 'x' (first on line 1)"},
       {"a: 1\n  b: 2\n",
-       "t.yaml: line 2: bad indentation: 2 spaces, expected 0 (only a 'key:' "
-       "with nothing after it opens a deeper block)"},
+       "t.yaml: line 2, column 4: unexpected ':' (quote a value that holds "
+       "': ', or check the indentation)"},
       {"a:\n    b: 1\n  c: 2\n",
-       "t.yaml: line 3: bad indentation: 2 spaces, expected 0 (only a 'key:' "
-       "with nothing after it opens a deeper block)"},
+       "t.yaml: line 3, column 3: expected the next 'key: value' of the map "
+       "at its indentation, found \"c: 2\" (check the indentation)"},
       {"  a: 1\nb: 2\n",
-       "t.yaml: line 2: bad indentation: 0 spaces, expected 2 (only a 'key:' "
-       "with nothing after it opens a deeper block)"},
+       "t.yaml: line 2, column 1: content after the end of the document "
+       "(check the indentation)"},
       {"a:\n  - 1\n  b: 2\n",
-       "t.yaml: line 3: expected a list item ('- ') at this indentation"},
+       "t.yaml: line 3, column 3: expected the next 'key: value' of the map "
+       "at its indentation, found \"b: 2\" (check the indentation)"},
       {"a: 1\n- 2\n",
-       "t.yaml: line 2: expected 'key: value', found a list item"},
+       "t.yaml: line 2, column 1: expected 'key: value', found a list item "
+       "(check the indentation)"},
       {"a: 1\nplain\n",
-       "t.yaml: line 2: expected 'key: value', found \"plain\""},
+       "t.yaml: line 2, column 1: expected 'key: value', found \"plain\""},
       {"a: - 1\n",
-       "t.yaml: line 1: a list cannot start on the line of its key"},
-      {"a: [1, 2\nb: 3\n", "t.yaml: line 2: expected ',' or ']', found 'b'"},
+       "t.yaml: line 1, column 4: a list item ('- ') cannot start here (a "
+       "block list starts on the line after its key)"},
+      {"a: [1, 2\nb: 3\n",
+       "t.yaml: line 2, column 2: expected ',' or ']', found ':'"},
       {"a: [1, [2, 3]\n",
-       "t.yaml: line 1: unclosed '[' (no ']' before the end of the input)"},
+       "t.yaml: line 1, column 4: unclosed '[' (no ']' before the end of the "
+       "input)"},
       {"a: {x: 1\n",
-       "t.yaml: line 1: unclosed '{' (no '}' before the end of the input)"},
-      {"a: {x: 1]\n", "t.yaml: line 1: expected ',' or '}', found ']'"},
-      {"a: [1, 2]]\n", "t.yaml: line 1: unexpected ']' after the flow list"},
-      {"a: {x 1}\n", "t.yaml: line 1: expected ':' after key 'x 1', found '}'"},
-      {"a: {x: 1 y: 2}\n", "t.yaml: line 1: expected ',' or '}', found ':'"},
-      {"a: {[x]: 1}\n", "t.yaml: line 1: keys must be scalars"},
-      {"a: [x: 1]\n",
-       "t.yaml: line 1: 'key: value' inside a flow list is not supported"},
-      {"a: [1, , 2]\n", "t.yaml: line 1: expected a value, found ','"},
-      {"a: [1,#c\n2]\n",
-       "t.yaml: line 1: unexpected '#' (a comment needs a space before "
-       "it)"},
+       "t.yaml: line 1, column 4: unclosed '{' (no '}' before the end of the "
+       "input)"},
+      {"a: {x: 1]\n",
+       "t.yaml: line 1, column 9: unexpected ']' (it closes no open "
+       "bracket)"},
+      {"a: [1, 2]]\n",
+       "t.yaml: line 1, column 10: unexpected ']' (it closes no open "
+       "bracket)"},
+      {"a: {x: 1 y: 2}\n",
+       "t.yaml: line 1, column 11: expected ',' or '}', found ':'"},
+      {"a: {[x]: 1}\n", "t.yaml: line 1, column 5: keys must be scalars"},
       {"a: 'open\n",
-       "t.yaml: line 1: unclosed quote (a quoted scalar must end "
-       "on its line)"},
+       "t.yaml: line 1, column 4: unclosed quote (no closing ' before the "
+       "end of the input)"},
+      {"a: \"open\nb: 2\n",
+       "t.yaml: line 1, column 4: unclosed quote (no closing \" before the "
+       "end of the input)"},
       {"a: \"x\\q\"\n",
-       "t.yaml: line 1: unsupported escape '\\q' in a double-quoted scalar"},
+       "t.yaml: line 1, column 8: unsupported escape '\\q' in a "
+       "double-quoted scalar"},
       {"a: \"x\" y\n",
-       "t.yaml: line 1: unexpected 'y' after the quoted scalar"},
+       "t.yaml: line 1, column 8: expected the next 'key: value' of the map "
+       "at its indentation, found \"y\" (check the indentation)"},
       {"a: b: c\n",
-       "t.yaml: line 1: ': ' inside a plain value; quote the value"},
+       "t.yaml: line 1, column 5: unexpected ':' (quote a value that holds "
+       "': ', or check the indentation)"},
       {"a: 1\n---\nb: 2\n",
-       "t.yaml: line 2: a second document ('---') is not supported"},
+       "t.yaml: line 2, column 1: a second document ('---') is not "
+       "supported"},
       {"a: 1\n...\nb: 2\n",
-       "t.yaml: line 3: content after the end of the document ('...')"},
-      {"--- a: 1\n",
-       "t.yaml: line 1: content on a '---' line is not supported"},
-      {"a: 1\nb: x\x01y\n", "t.yaml: line 2: control character (byte 1)"},
-      {"a: @x\n", "t.yaml: line 1: '@' is reserved; quote it"},
-      {"\"\": 1\n", "t.yaml: line 1: empty key"},
+       "t.yaml: line 3, column 1: content after the end of the document "
+       "(check the indentation)"},
+      {"a: 1\nb: x\x01y\n",
+       "t.yaml: line 2, column 5: control character (byte 1)"},
+      {"a: 1\nb: x\x04y\n",
+       "t.yaml: line 2, column 5: control character (byte 4)"},
+      {"a: @x\n", "t.yaml: line 1, column 4: '@' is reserved; quote it"},
+      {"\"\": 1\n", "t.yaml: line 1, column 1: empty key"},
       {"a: {x: 1}: 2\n",
-       "t.yaml: line 1: unexpected ':' after the flow mapping"},
-      {"a\nb\n",
-       "t.yaml: line 2: unexpected content after the document's value"},
+       "t.yaml: line 1, column 10: unexpected ':' (quote a value that holds "
+       "': ', or check the indentation)"},
+      {"\xFF\xFE" "a\0:\0", "t.yaml: line 1, column 1: UTF-16 or UTF-32 "
+       "text (byte order mark); save the file as UTF-8"},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(ErrorOf(c.text), c.message) << c.text;
   }
-  // Hostile nesting ends in an error, not a stack overflow.
-  const std::string deep = "a: " + std::string(100000, '[');
-  EXPECT_EQ(ErrorOf(deep), "t.yaml: line 1: nesting deeper than 64 levels");
+}
+
+// Hostile inputs end in one error, quickly and in bounded memory (the
+// fuzzer and the CLI's resource test run the same under ASan / ulimit).
+TEST(SpecYamlTest, HostileNesting) {
+  // 1 MB of brackets: yaml-cpp would queue a token for each (250 MB) and
+  // recurse 2000 levels; a scan of the text stops at the 65th, before
+  // yaml-cpp reads it (10 ms).
+  for (const char open : {'[', '{'}) {
+    const std::string deep = "a: " + std::string(size_t{1} << 20, open);
+    EXPECT_EQ(ErrorOf(deep),
+              "t.yaml: line 1, column 68: nesting deeper than 64 levels");
+  }
+  // Brackets in quotes, comments and inside plain scalars do not nest.
+  const std::string many(100, '[');
+  EXPECT_EQ(MustParse("a: '" + many + "'\nb: x" + many + "\n# " + many +
+                      "\nc: \"\\\"" + many + "\"\n")
+                .children.size(),
+            3u);
+  // Flow maps nest the same way.
+  std::string maps = "a: ";
+  for (int i = 0; i < 100000; ++i) maps += "{a: ";
+  EXPECT_EQ(ErrorOf(maps),
+            "t.yaml: line 1, column 260: nesting deeper than 64 levels");
+  std::string blocks;
+  for (int i = 0; i < 100; ++i) {
+    blocks += std::string(static_cast<size_t>(i) * 2, ' ') + "- \n";
+  }
+  EXPECT_NE(ErrorOf(blocks).find("nesting deeper than 64 levels"),
+            std::string::npos);
+  // 64 levels are fine.
+  const std::string ok = std::string(63, '[') + std::string(63, ']');
+  EXPECT_EQ(MustParse("a: " + ok).Find("a")->kind, Kind::kList);
+  // Aliases cannot build depth past the limit either.
+  const std::string chain =
+      "a0: &a0 " + std::string(38, '[') + "x" + std::string(38, ']') +
+      "\na1: &a1 " + std::string(37, '[') + "*a0" + std::string(37, ']');
+  EXPECT_EQ(ErrorOf(chain),
+            "t.yaml: line 2, column 46: nesting deeper than 64 levels");
+}
+
+// "Billion laughs": each anchor repeats the one before ten times; the tree
+// would hold 10^9 nodes. The budget stops it at 2^20, in milliseconds.
+TEST(SpecYamlTest, AliasExpansionIsBounded) {
+  std::string laughs = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, "
+                       "lol]\n";
+  for (int i = 1; i < 9; ++i) {
+    const std::string prev = std::string("*l").append(std::to_string(i - 1));
+    const std::string name = std::to_string(i);
+    laughs.append("l").append(name).append(": &l").append(name).append(" [");
+    for (int j = 0; j < 10; ++j) laughs += (j ? ", " : "") + prev;
+    laughs += "]\n";
+  }
+  const std::string message = ErrorOf(laughs);
+  EXPECT_NE(message.find("t.yaml: line 6, column "), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("the document holds more than 1048576 nodes or 64 "
+                         "MiB of text (an alias counts its anchor's content "
+                         "at every use)"),
+            std::string::npos)
+      << message;
+
+  // A long scalar used many times: bounded by its bytes.
+  std::string wide = "s: &s " + std::string(size_t{1} << 20, 'x') + "\nl: [";
+  for (int i = 0; i < 100; ++i) wide += "*s, ";
+  wide += "]\n";
+  EXPECT_NE(ErrorOf(wide).find("64 MiB of text"), std::string::npos);
+
+  // Within the budget, aliases expand into copies.
+  const YamlNode root = MustParse("a: &a [1, 2]\nb: [*a, *a]\n");
+  EXPECT_EQ(root.Find("b")->children[1].children[1].text, "2");
+}
+
+// Long scalars, invalid UTF-8, NUL, many keys: parsed or refused, linearly.
+TEST(SpecYamlTest, HostileScalarsAndBytes) {
+  const std::string long_plain(size_t{1} << 20, 'y');
+  EXPECT_EQ(MustParse("a: " + long_plain).Find("a")->text.size(),
+            size_t{1} << 20);
+  EXPECT_EQ(MustParse("a: \"" + long_plain + "\"").Find("a")->text.size(),
+            size_t{1} << 20);
+  // Bytes that are not UTF-8 pass through as they are (the CLI escapes
+  // what it echoes).
+  EXPECT_EQ(MustParse("a: \xff\xfe\xc3\n").Find("a")->text, "\xff\xfe\xc3");
+  EXPECT_EQ(ErrorOf(std::string("a: 1\nb: \0\n", 10)),
+            "t.yaml: line 2, column 4: control character (byte 0)");
+  EXPECT_EQ(ErrorOf("a: 1\x7f"),
+            "t.yaml: line 1, column 5: control character (byte 127)");
+  // 100,000 keys: duplicates are found through an index, not by a scan.
+  std::string keys;
+  for (int i = 0; i < 100000; ++i) {
+    keys.append("k").append(std::to_string(i)).append(": 1\n");
+  }
+  EXPECT_EQ(MustParse(keys).children.size(), 100000u);
+  EXPECT_EQ(ErrorOf(keys + "k5: 2\n"),
+            "t.yaml: line 100001, column 1: duplicate key 'k5' (first on line "
+            "6)");
 }
 
 }  // namespace

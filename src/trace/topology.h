@@ -32,6 +32,18 @@ struct Topology {
   std::string source;
   // False when nothing says how ranks relate (each rank its own replica).
   bool known = false;
+  // Host names by node (RankPlace::node indexes them) when the input names
+  // the hosts, and where from ("trace file names", "--hosts hosts.txt");
+  // empty otherwise: then a node is rank / gpus_per_node, assumed.
+  std::vector<std::string> hosts;
+  std::string hosts_source;
+
+  // The host of a node, or "" when hosts are not known.
+  std::string HostOf(int32_t node) const {
+    return node >= 0 && static_cast<size_t>(node) < hosts.size()
+               ? hosts[static_cast<size_t>(node)]
+               : std::string();
+  }
 
   // The place of a global rank, or nullptr when it is not traced.
   const RankPlace* Find(int32_t rank) const {

@@ -54,6 +54,9 @@ def ops_csv():
     write("ops_csv", "long-line", header + "\n" + "9" * 4096)
     write("ops_csv", "meta", "dp_size: 2147483648\ntp_size: 2147483647\n"
           "world_size: 100\n")
+    write("ops_csv", "meta-styles", "---\n{trial_name: &t 'a''b', dp_size: 4,"
+          "\n  alias: *t, note: \"x\\ty\"}\n")
+    write("ops_csv", "meta-deep", "a: " + "{" * (1 << 20))
     # A small bomb: 8 MiB of NULs in 8 KiB.
     write("ops_csv", "bomb.gz", gzip.compress(b"\0" * (8 << 20), mtime=0))
 
@@ -106,6 +109,19 @@ def spec():
           "stragglers:\n  - {kind: slow_worker, rank: 2, factor: 1.4}\n")
     write("spec", "huge", "job: {dp: 10000000, pp: 8, microbatches: 1e9, "
           "steps: 1e9}\n")
+    # yaml-cpp's hostile cases: 1 MB of nesting, "billion laughs", a long
+    # scalar used through many aliases, block and multi-line styles.
+    write("spec", "deep-brackets", "job: " + "[" * (1 << 20))
+    laughs = "l0: &l0 [" + ", ".join(["lol"] * 10) + "]\n"
+    for i in range(1, 9):
+        laughs += f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]\n"
+    write("spec", "laughs", laughs)
+    write("spec", "wide-alias", "s: &s " + "x" * 100000 + "\nl: ["
+          + "*s, " * 200 + "]\n")
+    write("spec", "styles", "%YAML 1.2\n---\njob: &j\n  dp: 2\n  steps: 2\n"
+          "compute: {forward_ms: !!float 4, backward_ms: 8}\nnote: |\n  a\n"
+          "  b\nstragglers:\n  - kind: slow_worker\n    rank: 1\n"
+          "    factor: >-\n      1.5\n...\n")
     write("spec", "huge-durations", "job: {dp: 2, steps: 2}\ncompute: "
           "{forward_ms: 1e15, backward_ms: 8}\nstragglers:\n  - {kind: "
           "slow_worker, rank: 0, factor: 1e300}\n")

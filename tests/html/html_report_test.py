@@ -75,6 +75,39 @@ PROBE = r"""
     }
     out.charts[id] = r;
   }
+  // The heatmap: its colour range under each scale (the buttons switch it
+  // synchronously), labelled cells, and the outlined cells' ranks.
+  const hm = window.echarts &&
+             echarts.getInstanceByDom(document.getElementById('chart-heatmap'));
+  if (hm) {
+    const range = () => {
+      const v = hm.getOption().visualMap[0];
+      return [v.min, v.max];
+    };
+    const button = s => document.querySelector(
+        '#heatmap-scale button[data-scale="' + s + '"]');
+    out.heatmap = {job: range()};
+    if (button('smon')) {
+      button('smon').click();
+      out.heatmap.smon = range();
+      button('job').click();
+      out.heatmap.back = range();
+    }
+    const series = hm.getOption().series[0];
+    out.heatmap.labels = !!(series.label && series.label.show);
+    out.heatmap.outlined = series.data.filter(
+        d => d.itemStyle && d.itemStyle.borderWidth > 2).map(d => d.value);
+    out.heatmap.values = series.data.map(d => d.value[2]);
+    out.heatmap.y = hm.getOption().yAxis[0].data;
+  }
+  const steps = window.echarts &&
+                echarts.getInstanceByDom(document.getElementById('chart-steps'));
+  if (steps) out.steps_axis = steps.getOption().xAxis[0].type;
+  out.legend = Array.from(document.querySelectorAll('#timeline-legend span')).map(
+      s => [s.textContent, s.querySelector('i').style.background]);
+  const tl = window.echarts &&
+             echarts.getInstanceByDom(document.getElementById('chart-timeline'));
+  if (tl) out.timeline_rows = tl.getOption().yAxis[0].data;
   return JSON.stringify(out);
 })()
 """ % json.dumps(sorted(CHART_SERIES))
@@ -261,7 +294,10 @@ class HtmlReportTest(unittest.TestCase):
                 self.assertGreater(min(c["points"]), 0, c)
                 self.assertGreater(c["painted"], 100, c)
         heatmap = probe["charts"]["chart-heatmap"]
-        self.assertEqual(heatmap["points"], [expect_rows["workers"]])
+        self.assertEqual(heatmap["points"],
+                         [expect_rows.get("cells", expect_rows["workers"])])
+        self.check_heatmap(probe, expect_rows)
+        self.check_timeline(probe, expect_rows)
         for text in ("On-call summary", "job utilization", "dominant cause",
                      "largest straggler", "excess step time", "persistence",
                      "probable cause", "Findings", "Ranked workers",
@@ -271,6 +307,39 @@ class HtmlReportTest(unittest.TestCase):
                          1 + min(20, expect_rows["workers"]))
         self.assertGreater(probe["finding_rows"], 1)
         return probe
+
+    def check_heatmap(self, probe, expect):
+        """The job's own colour range by default, SMon's 1.0-1.5 on request,
+        values in small maps, the largest straggler outlined."""
+        h = probe["heatmap"]
+        values = [v for v in h["values"] if v is not None]
+        lo, hi = min(min(values), 1.0), max(values)
+        self.assertAlmostEqual(h["job"][0], lo, places=9)
+        self.assertAlmostEqual(h["job"][1], max(hi, lo + 0.001), places=9)
+        self.assertEqual(h["smon"], [1.0, 1.5])
+        self.assertEqual(h["back"], h["job"])
+        self.assertEqual(h["labels"], len(h["values"]) <= 400)
+        straggler = expect.get("straggler")
+        if straggler is None:
+            return
+        if "cells" in expect:  # rank x step: the straggler's row
+            row = h["y"].index(str(straggler))
+            self.assertEqual({v[1] for v in h["outlined"]}, {row})
+        else:  # [dp, pp, score, rank]
+            self.assertEqual({v[3] for v in h["outlined"]}, {straggler})
+
+    def check_timeline(self, probe, expect):
+        """One colour per op type; the straggler's rows first; a numeric step
+        axis."""
+        self.assertEqual(probe["steps_axis"], "value")
+        colours = [c for _, c in probe["legend"]]
+        self.assertGreater(len(colours), 1)
+        self.assertEqual(len(set(colours)), len(colours), probe["legend"])
+        straggler = expect.get("straggler")
+        rows = probe.get("timeline_rows") or []
+        if straggler is not None and any("(straggler)" in r for r in rows):
+            self.assertIn("(straggler)", rows[0])
+            self.assertIn("(straggler)", rows[1])
 
     def test_fixture_report(self):
         path = os.path.join(self.tmp.name, "fixture.html")
@@ -293,7 +362,8 @@ class HtmlReportTest(unittest.TestCase):
             text = f.read()
         start = text.index('id="strag-data">') + len('id="strag-data">')
         data = json.loads(text[start:text.index("</script>", start)])
-        self.check_page(html, {"workers": len(data["heatmap"]["cells"])})
+        self.check_page(html, {"workers": len(data["heatmap"]["cells"]),
+                               "straggler": data["heatmap"]["straggler"]})
 
     def test_plan_html(self):
         """`strag plan --html`: the report with its plan section, in the
@@ -309,7 +379,8 @@ class HtmlReportTest(unittest.TestCase):
             text = f.read()
         start = text.index('id="strag-data">') + len('id="strag-data">')
         data = json.loads(text[start:text.index("</script>", start)])
-        probe = self.check_page(html, {"workers": len(data["heatmap"]["cells"])})
+        probe = self.check_page(html, {"workers": len(data["heatmap"]["cells"]),
+                                       "straggler": data["heatmap"]["straggler"]})
         with open(plan_json) as f:
             fixes = json.load(f)["plan"]["fixes"]
         self.assertEqual(probe["plan"], [x["policy"] for x in fixes])
@@ -334,8 +405,17 @@ class HtmlReportTest(unittest.TestCase):
                               "--html", html, "--quiet"], capture_output=True,
                              text=True, timeout=300)
         self.assertEqual(run.returncode, 0, run.stderr)
-        probe = self.check_page(html, {"workers": 6})
+        with open(html, encoding="utf-8") as f:
+            text = f.read()
+        start = text.index('id="strag-data">') + len('id="strag-data">')
+        data = json.loads(text[start:text.index("</script>", start)])
+        grid = data["heatmap"]["grid"]
+        self.assertEqual(len(grid["ranks"]), 6)
+        self.assertEqual(data["heatmap"]["straggler"], 4)
+        probe = self.check_page(html, {"workers": 6, "straggler": 4,
+                                       "cells": 6 * len(grid["steps"])})
         self.assertIn("By rank", probe["text"])
+        self.assertIn("rank x step", probe["text"])
         self.assertIn("6 kineto trace file(s)", probe["text"])
         self.assertNotIn("PP stage", probe["text"])
 

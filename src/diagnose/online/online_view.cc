@@ -159,7 +159,7 @@ Diagnosis BuildDiagnosis(const DetectorState& s,
   d.persistent = d.persistence_p90 <= kPersistentP90;
   if (named >= 0) {
     const RankPlace& p = s.table.place(named);
-    d.largest_straggler = {p.rank, p.dp, p.pp, p.tp, p.node};
+    d.largest_straggler = {p.rank, p.dp, p.pp, p.tp, p.node, {}};
     d.scope = s.table.Scope(named);
     const CellStats st = StatsOf(s.window.sums(s.table.cell_of(named)));
     d.worst_worker_share = st.last_share;

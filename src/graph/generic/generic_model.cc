@@ -29,6 +29,7 @@ struct StepData {
   std::vector<std::vector<LocalNode>> nodes;  // per rank index
   std::vector<MatchedComm> matching;
   bool complete = true;  // every rank has nodes, every comm every member
+  std::vector<LocalSegmentOps> ops;  // per rank index (keep_segment_ops)
 };
 
 Status CheckColumns(const trace::RankTrace& t) {
@@ -92,6 +93,7 @@ class Builder {
   void WarnComm(const MatchedComm& m, std::set<std::string>* absent_told);
   void Align();
   void FillTimes();
+  void KeepSegmentOps();
   void CheckOtherSteps();
   std::string RankName(size_t r) const {
     return "rank " + std::to_string(model_.ranks[r]);
@@ -186,7 +188,15 @@ StepData Builder::MakeStep(int64_t id,
   s.id = id;
   for (size_t r = 0; r < traces_.size(); ++r) {
     const size_t k = span_of_rank[r];
-    s.nodes.push_back(BuildLocalNodes(*traces_[r], split_[r].rows[k]));
+    if (options_.keep_segment_ops) {
+      std::vector<uint32_t> node_of_row;
+      s.nodes.push_back(
+          BuildLocalNodes(*traces_[r], split_[r].rows[k], &node_of_row));
+      s.ops.push_back(SumSegmentOps(*traces_[r], split_[r].rows[k],
+                                    s.nodes.back(), node_of_row));
+    } else {
+      s.nodes.push_back(BuildLocalNodes(*traces_[r], split_[r].rows[k]));
+    }
     s.complete = s.complete && !s.nodes.back().empty();
   }
   s.matching = MatchStep(catalog_, traces_, model_.ranks, s.nodes,
@@ -425,6 +435,27 @@ void Builder::FillTimes() {
   }
 }
 
+// The per-name totals of the kept steps, names interned across ranks.
+void Builder::KeepSegmentOps() {
+  if (!options_.keep_segment_ops) return;
+  SegmentOpsBuilder b;
+  const StepData& ref = steps_[ref_];
+  for (size_t r = 0; r < traces_.size(); ++r) {
+    uint32_t segments = 0;
+    for (const LocalNode& n : ref.nodes[r]) {
+      segments += n.type == trace::OpType::kCompute;
+    }
+    b.AddRank(*traces_[r], segments);
+  }
+  for (size_t s : kept_) {
+    for (size_t r = 0; r < traces_.size(); ++r) {
+      b.Add(r, steps_[s].id, steps_[s].ops[r]);
+    }
+    steps_[s].ops = {};
+  }
+  model_.segment_ops = b.Take();
+}
+
 // The graph comes from the reference step; counts the edges that the times
 // of the other kept steps contradict (u ends after v starts), naming one.
 void Builder::CheckOtherSteps() {
@@ -466,6 +497,7 @@ Result<GenericModel> Builder::Build() {
   WarnIncomplete();
   Align();
   FillTimes();
+  KeepSegmentOps();
   const StepData& ref = steps_[ref_];
   GraphInput in{model_.ranks, ref.nodes, ref.matching,
                 options_.wait_tolerance_ns, {}};

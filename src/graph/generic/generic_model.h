@@ -29,6 +29,7 @@
 #include "base/status.h"
 #include "graph/dep_graph.h"
 #include "graph/generic/clock_alignment.h"
+#include "graph/generic/segment_ops.h"
 #include "trace/op_type.h"
 #include "trace/rank_trace.h"
 
@@ -49,6 +50,9 @@ struct GenericOptions {
   ClockAlignOptions clock;
   // Warnings of one kind beyond this many are summarised in one line.
   size_t max_warnings_per_kind = 10;
+  // Keep what each compute segment is made of (GenericModel::segment_ops):
+  // per-name counts and totals, for the report's kernel detail.
+  bool keep_segment_ops = false;
 };
 
 struct GenericCounters {
@@ -85,6 +89,10 @@ struct GenericModel {
   std::vector<int64_t> start_ns;
   std::vector<int64_t> dur_ns;
   ClockAlignment clock;  // per rank index
+  // With GenericOptions::keep_segment_ops: the compute segments' per-name
+  // totals in every kept step (looked up by step id: DropWarmupSteps
+  // leaves them alone).
+  SegmentOps segment_ops;
   std::vector<std::string> warnings;
   GenericCounters counters;
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <climits>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 #include "graph/generic/step_split.h"
@@ -15,12 +16,14 @@ namespace {
 // A comm op that starts this long after its launch waited for something.
 constexpr int64_t kCutToleranceNs = 2000;
 
-// Launch order: by launch (start when unknown), then stream, start, row, so
-// that ties break the same way every time.
+// Launch order (as indices into `rows`): by launch (start when unknown),
+// then stream, start, row, so that ties break the same way every time.
 std::vector<uint32_t> LaunchOrder(const trace::RankTrace& t,
                                   std::span<const uint32_t> rows) {
-  std::vector<uint32_t> order(rows.begin(), rows.end());
-  std::sort(order.begin(), order.end(), [&t](uint32_t a, uint32_t b) {
+  std::vector<uint32_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&t, rows](uint32_t i, uint32_t j) {
+    const uint32_t a = rows[i], b = rows[j];
     return std::make_tuple(StepKey(t, a), t.stream[a], t.start_ns[a], a) <
            std::make_tuple(StepKey(t, b), t.stream[b], t.start_ns[b], b);
   });
@@ -105,13 +108,19 @@ bool WaitedFor(const std::vector<std::pair<int64_t, int32_t>>& waited,
 }
 
 std::vector<LocalNode> BuildLocalNodes(const trace::RankTrace& trace,
-                                       std::span<const uint32_t> rows) {
+                                       std::span<const uint32_t> rows,
+                                       std::vector<uint32_t>* node_of_row) {
   std::vector<LocalNode> nodes;
   std::map<int32_t, size_t> open;  // stream -> its segment in this interval
   int32_t comm_points = 0;
   const auto waited = WaitedStarts(trace, rows);
-  for (uint32_t row : LaunchOrder(trace, rows)) {
+  if (node_of_row != nullptr) node_of_row->assign(rows.size(), 0);
+  for (uint32_t i : LaunchOrder(trace, rows)) {
+    const uint32_t row = rows[i];
     if (trace.comm[row] >= 0) {
+      if (node_of_row != nullptr) {
+        (*node_of_row)[i] = static_cast<uint32_t>(nodes.size());
+      }
       nodes.push_back(CommNode(trace, row, comm_points++));
       open.clear();
       continue;
@@ -131,13 +140,29 @@ std::vector<LocalNode> BuildLocalNodes(const trace::RankTrace& trace,
       nodes.push_back(segment);
     }
     Merge(trace, row, &nodes[it->second]);
+    if (node_of_row != nullptr) {
+      (*node_of_row)[i] = static_cast<uint32_t>(it->second);
+    }
   }
-  std::stable_sort(
-      nodes.begin(), nodes.end(), [](const LocalNode& a, const LocalNode& b) {
-        return std::tie(a.position, a.stream) < std::tie(b.position, b.stream);
-      });
-  NumberByType(&nodes);
-  return nodes;
+  std::vector<uint32_t> order(nodes.size());  // sorted -> built index
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&nodes](uint32_t a, uint32_t b) {
+                     return std::tie(nodes[a].position, nodes[a].stream) <
+                            std::tie(nodes[b].position, nodes[b].stream);
+                   });
+  std::vector<LocalNode> sorted;
+  sorted.reserve(nodes.size());
+  std::vector<uint32_t> sorted_index(nodes.size());
+  for (uint32_t k : order) {
+    sorted_index[k] = static_cast<uint32_t>(sorted.size());
+    sorted.push_back(nodes[k]);
+  }
+  if (node_of_row != nullptr) {
+    for (uint32_t& v : *node_of_row) v = sorted_index[v];
+  }
+  NumberByType(&sorted);
+  return sorted;
 }
 
 }  // namespace strag::graph

@@ -58,9 +58,12 @@ struct LocalNode {
 // is not one).
 trace::OpType CommKind(const trace::CommOp& op);
 
-// The nodes of `rows` (ops of one step of `trace`, valid rows only).
-std::vector<LocalNode> BuildLocalNodes(const trace::RankTrace& trace,
-                                       std::span<const uint32_t> rows);
+// The nodes of `rows` (ops of one step of `trace`, valid rows only). With
+// `node_of_row`, also which node each op went into: (*node_of_row)[i] is
+// the index into the result of the node that holds rows[i].
+std::vector<LocalNode> BuildLocalNodes(
+    const trace::RankTrace& trace, std::span<const uint32_t> rows,
+    std::vector<uint32_t>* node_of_row = nullptr);
 
 }  // namespace strag::graph
 

@@ -15,17 +15,22 @@ namespace strag::ingest {
 
 using ::strag::Result;
 
-// Parses flat YAML: one `key: value` per line, `#` comments, blank lines,
-// values optionally in single or double quotes. Nesting, lists and
-// multi-line values are not supported and are rejected with the line.
+// Parses flat YAML with yaml-cpp: one map of `key: value` pairs whose
+// values are scalars (plain, quoted or folded, on one line once read;
+// comments, `---`, anchors and aliases of scalars are fine). Nested maps,
+// lists, multi-line values, several documents and control characters are
+// rejected with the line and the column.
 //
 // Keys read into the struct: dp_size -> dp, pp_size -> pp, tp_size -> tp,
 // dsp_size or cp_size -> cp, vpp_size -> vpp, world_size, trial_name; the
 // size keys must be positive integers. Every key, known or not, is also
-// appended to `raw` in file order with its unquoted value.
+// appended to `raw` in file order with its unquoted value (a written
+// `null` or `~` keeps its text; `key:` alone is "").
 //
-// Errors are kInvalidInput naming `source_name`, the 1-based line and the
-// key, e.g. "meta.yaml: line 3: key 'dp_size': \"four\" is not an integer".
+// Errors are kInvalidInput naming `source_name` and the 1-based line, e.g.
+// "meta.yaml: line 3: key 'dp_size': \"four\" is not an integer"; syntax
+// errors also the column ("meta.yaml: line 3, column 3: key 'parallel':
+// nested YAML is not supported ..."). Never throws.
 Result<trace::JobMeta> ParseJobMetaYaml(std::string_view text,
                                         std::string_view source_name);
 

@@ -87,10 +87,53 @@ TEST(MetaYamlTest, WrittenMetaReadsBack) {
 
 TEST(MetaYamlTest, RejectsNesting) {
   ExpectInvalid("trial_name: x\nparallel:\n  dp: 4\n",
-                {"meta.yaml: line 3: indented line: nested YAML is not "
+                {"meta.yaml: line 3, column 3: key 'parallel': nested YAML is "
+                 "not supported (only flat 'key: value' lines)"});
+  ExpectInvalid("a: {b: 1}\n",
+                {"meta.yaml: line 1, column 4: key 'a': nested YAML"});
+  ExpectInvalid("- a\n", {"meta.yaml: line 1, column 1: lists are not "
+                          "supported"});
+  ExpectInvalid("a: [1]\n", {"meta.yaml: line 1, column 4: key 'a': lists"});
+  ExpectInvalid("text: |\n  a\n  b\n",
+                {"meta.yaml: line 1, column 7: key 'text': multi-line"});
+  ExpectInvalid("a: 1\n---\nb: 2\n",
+                {"meta.yaml: line 2, column 1: content after the end"});
+}
+
+// Full YAML where it stays flat: flow maps, folded and multi-line plain
+// values, aliases of scalars, nulls.
+TEST(MetaYamlTest, ParsesOtherYamlStyles) {
+  const Result<trace::JobMeta> meta = ParseJobMetaYaml(
+      "{trial_name: &t job, dp_size: 4,\n  alias: *t, folded: a\n  b,"
+      " nul: null}\n",
+      "meta.yaml");
+  ASSERT_TRUE(meta.ok()) << meta.status().message();
+  EXPECT_EQ(meta->dp, 4);
+  EXPECT_EQ(meta->raw, (Raw{{"trial_name", "job"},
+                            {"dp_size", "4"},
+                            {"alias", "job"},
+                            {"folded", "a b"},
+                            {"nul", "null"}}));
+}
+
+// Hostile inputs end in one error, quickly.
+TEST(MetaYamlTest, RejectsHostileInput) {
+  ExpectInvalid("a: " + std::string(size_t{1} << 20, '['),
+                {"meta.yaml: line 1, column 68: nesting deeper than 64 "
+                 "levels"});
+  ExpectInvalid("a: " + std::string(60, '['),
+                {"meta.yaml: line 1, column 4: key 'a': lists are not "
                  "supported"});
-  ExpectInvalid("- a\n", {"meta.yaml: line 1: lists are not supported"});
-  ExpectInvalid("text: |\n", {"meta.yaml: line 1: key 'text': multi-line"});
+  ExpectInvalid(std::string("a: 1\nb: x\0y\n", 12),
+                {"meta.yaml: line 2, column 5: control character (byte 0)"});
+  ExpectInvalid("a: x\x04y\n",
+                {"meta.yaml: line 1, column 5: control character (byte 4)"});
+  std::string wide = "s: &s " + std::string(size_t{1} << 20, 'x') + "\n";
+  for (int i = 0; i < 100; ++i) {
+    wide.append("k").append(std::to_string(i)).append(": *s\n");
+  }
+  ExpectInvalid(wide, {"values hold more than 64 MiB"});
+  EXPECT_TRUE(ParseJobMetaYaml("a: \xff\xfe\n", "meta.yaml").ok());
 }
 
 // A size key with a value that is not a positive integer names the key.
@@ -113,12 +156,17 @@ TEST(MetaYamlTest, RejectsBadSizes) {
 // Other malformed lines: no colon, duplicate key, open quote.
 TEST(MetaYamlTest, RejectsMalformedLines) {
   ExpectInvalid("a: 1\njust text\n",
-                {"meta.yaml: line 2: expected 'key: value'"});
+                {"meta.yaml: line 2, column 1: expected 'key: value', found "
+                 "\"just text\""});
+  ExpectInvalid("a: 1\n  b: 2\n",
+                {"meta.yaml: line 2, column 4: expected one 'key: value' per "
+                 "line"});
   ExpectInvalid("a: 1\n\na: 2\n",
-                {"meta.yaml: line 3: duplicate key 'a' (first on line 1)"});
+                {"meta.yaml: line 3, column 1: duplicate key 'a' (first on "
+                 "line 1)"});
   ExpectInvalid("trial_name: \"open\n",
-                {"meta.yaml: line 1: key 'trial_name': quoted value has no "
-                 "closing quote"});
+                {"meta.yaml: line 1, column 13: key 'trial_name': quoted "
+                 "value has no closing quote"});
 }
 
 // The three published meta files parse (skipped without the data).

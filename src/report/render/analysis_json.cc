@@ -5,6 +5,7 @@
 #include <span>
 
 #include "base/json_writer.h"
+#include "report/render/kernel_detail_json.h"
 #include "report/render/plan_json.h"
 
 namespace strag::report {
@@ -95,6 +96,12 @@ void WriteReport(JsonWriter* w, const diagnose::Diagnosis& d,
     w->FieldInt("pp", d.largest_straggler.pp);
     w->FieldInt("tp", d.largest_straggler.tp);
     w->FieldInt("node", d.largest_straggler.node);
+    w->Key("host");  // null: the input names no hosts (node assumed)
+    if (d.largest_straggler.host.empty()) {
+      w->Null();
+    } else {
+      w->String(d.largest_straggler.host);
+    }
     w->EndObject();
   }
   w->FieldString("scope", d.scope);
@@ -177,7 +184,8 @@ void WriteInput(JsonWriter* w, const InputNotes& in) {
 std::string Render(const WhatIfResult& r, const trace::JobMeta& meta,
                    const econ::StepCost& cost,
                    const diagnose::Diagnosis* diagnosis,
-                   const InputNotes* input, const mitigate::Plan* plan) {
+                   const InputNotes* input, const mitigate::Plan* plan,
+                   const std::vector<KernelDetail>& kernel_detail) {
   JsonWriter w;
   w.BeginObject();
   w.FieldString("schema", "strag.analysis/1");
@@ -195,6 +203,9 @@ std::string Render(const WhatIfResult& r, const trace::JobMeta& meta,
   if (cost.gpus > 0) {
     w.Key("cost");
     w.BeginObject();
+    // "cpu": a job of CPU-only traces (gloo); `gpus` then counts its ranks
+    // and the price is 0 unless one was given.
+    w.FieldString("device", input && input->cpu_only ? "cpu" : "gpu");
     w.FieldInt("gpus", cost.gpus);
     w.Field("utilization", cost.utilization);
     w.Field("lost_gpu_seconds_per_step", cost.lost_gpu_seconds_per_step);
@@ -238,6 +249,7 @@ std::string Render(const WhatIfResult& r, const trace::JobMeta& meta,
   w.EndObject();
   w.Field("replay_self_test_max_error", r.self_test_max_error_s);
   if (diagnosis) WriteReport(&w, *diagnosis, cost);
+  if (!kernel_detail.empty()) WriteKernelDetail(&w, kernel_detail);
   if (plan) {
     w.Key("plan");
     WritePlan(&w, *plan);
@@ -251,7 +263,7 @@ std::string Render(const WhatIfResult& r, const trace::JobMeta& meta,
 std::string RenderAnalysisJson(const Report& report) {
   return Render(report.result, report.meta, report.cost, &report.diagnosis,
                 report.notes ? &*report.notes : nullptr,
-                report.plan ? &*report.plan : nullptr);
+                report.plan ? &*report.plan : nullptr, report.kernel_detail);
 }
 
 }  // namespace strag::report

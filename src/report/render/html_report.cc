@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "base/f32.h"
@@ -15,6 +16,7 @@
 #include "trace/op_type.h"
 
 #include "base/str_format.h"
+#include "report/render/kernel_detail_html.h"
 #include "report/render/plan_html.h"
 #include "report/render/plan_text.h"
 
@@ -53,6 +55,16 @@ std::string ScriptSafe(std::string_view json) {
   return ReplaceBytes(json, "<>&", kTo);
 }
 
+// A time in the unit that suits it: "46.73 s", "420.2 ms", "35.0 µs".
+std::string TimeText(double seconds) {
+  const double a = std::abs(seconds);
+  if (a >= 1) return StrFormat(a >= 100 ? "%.1f s" : "%.2f s", seconds);
+  if (a >= 1e-3 || a == 0) {
+    return StrFormat(a >= 0.1 ? "%.1f ms" : "%.2f ms", 1e3 * seconds);
+  }
+  return StrFormat("%.1f \u00b5s", 1e6 * seconds);
+}
+
 // Seconds to milliseconds, rounded to the microsecond (short JSON numbers).
 double Ms(double seconds) { return std::round(seconds * 1e6) / 1e3; }
 
@@ -74,7 +86,34 @@ std::string RankList(const std::vector<int32_t>& ranks) {
 
 // --- the JSON data blob ---------------------------------------------------
 
-void WriteHeatmap(JsonWriter* w, const WhatIfResult& r) {
+// Profiler traces without a layout: rank x step cells, each "S if only this
+// rank were left unfixed" in that step, [step index, rank index, value].
+void WriteRankGrid(JsonWriter* w, const WhatIfResult& r) {
+  const Decomposition& d = r.by_stage;  // by rank for Layout::kRanks
+  w->Key("grid");
+  w->BeginObject();
+  w->Key("ranks");
+  w->BeginArray();
+  for (const std::string& k : d.keys) w->String(k);
+  w->EndArray();
+  w->FieldIntArray("steps", r.steps);
+  w->Key("cells");
+  w->BeginArray();
+  for (size_t k = 0; k < d.per_step.size(); ++k) {
+    for (size_t s = 0; s < d.per_step[k].size(); ++s) {
+      w->BeginArray();
+      w->Int(static_cast<int64_t>(s));
+      w->Int(static_cast<int64_t>(k));
+      w->Number(d.per_step[k][s]);
+      w->EndArray();
+    }
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+void WriteHeatmap(JsonWriter* w, const Report& in) {
+  const WhatIfResult& r = in.result;
   std::vector<whatif::WorkerScore> cells = r.workers;
   std::sort(cells.begin(), cells.end(),
             [](const auto& a, const auto& b) { return a.rank < b.rank; });
@@ -82,6 +121,7 @@ void WriteHeatmap(JsonWriter* w, const WhatIfResult& r) {
   w->BeginObject();
   w->FieldInt("dp", r.dp);
   w->FieldInt("pp", r.pp);
+  w->FieldInt("straggler", in.diagnosis.largest_straggler.rank);
   w->Key("cells");  // [dp, pp, score, rank]
   w->BeginArray();
   for (const whatif::WorkerScore& c : cells) {
@@ -93,6 +133,7 @@ void WriteHeatmap(JsonWriter* w, const WhatIfResult& r) {
     w->EndArray();
   }
   w->EndArray();
+  if (r.layout == whatif::Layout::kRanks) WriteRankGrid(w, r);
   w->EndObject();
 }
 
@@ -126,14 +167,19 @@ void WriteDecomposition(JsonWriter* w, std::string_view key,
   w->EndObject();
 }
 
-// The workers the timeline shows, by rank: critical-path workers first, then
-// the largest straggler's pipeline (its DP replica), then the lowest ranks,
-// at most kMaxTimelineWorkers.
+// The workers the timeline shows, at most kMaxTimelineWorkers: the largest
+// straggler, then critical-path workers, then the straggler's pipeline (its
+// DP replica), then the lowest ranks. Shown with the straggler's rows first,
+// the rest by rank.
 std::vector<int32_t> TimelineWorkers(const whatif::Timeline& t,
-                                     int32_t straggler_dp) {
-  std::map<int32_t, int> priority;  // rank -> 0 critical, 1 pipeline, 2 rest
+                                     const diagnose::Straggler& straggler) {
+  // rank -> 0 straggler, 1 critical, 2 pipeline, 3 rest
+  std::map<int32_t, int> priority;
   for (const whatif::TimelineOp& op : t.ops) {
-    const int p = op.on_critical_path ? 0 : op.dp == straggler_dp ? 1 : 2;
+    const int p = op.rank == straggler.rank ? 0
+                  : op.on_critical_path     ? 1
+                  : op.dp == straggler.dp   ? 2
+                                            : 3;
     auto [it, inserted] = priority.emplace(op.rank, p);
     if (!inserted) it->second = std::min(it->second, p);
   }
@@ -143,13 +189,15 @@ std::vector<int32_t> TimelineWorkers(const whatif::Timeline& t,
   if (order.size() > kMaxTimelineWorkers) order.resize(kMaxTimelineWorkers);
   std::vector<int32_t> ranks;
   for (const auto& [p, rank] : order) ranks.push_back(rank);
-  std::sort(ranks.begin(), ranks.end());
+  std::sort(ranks.begin(), ranks.end(), [&](int32_t a, int32_t b) {
+    return std::pair(a != straggler.rank, a) < std::pair(b != straggler.rank, b);
+  });
   return ranks;
 }
 
 // Row labels, two per worker (actual, ideal), and the rank -> first row map.
 void WriteTimelineRows(JsonWriter* w, const whatif::Timeline& t,
-                       const std::vector<int32_t>& ranks,
+                       const std::vector<int32_t>& ranks, int32_t straggler,
                        std::map<int32_t, int64_t>* row_of) {
   for (size_t i = 0; i < ranks.size(); ++i) {
     (*row_of)[ranks[i]] = static_cast<int64_t>(2 * i);
@@ -157,7 +205,8 @@ void WriteTimelineRows(JsonWriter* w, const whatif::Timeline& t,
   std::map<int32_t, std::string> label;
   for (const whatif::TimelineOp& op : t.ops) {
     if (row_of->count(op.rank) && !label.count(op.rank)) {
-      label[op.rank] = whatif::WorkerLabel(t.layout, op.rank, op.dp, op.pp);
+      label[op.rank] = whatif::WorkerLabel(t.layout, op.rank, op.dp, op.pp) +
+                       (op.rank == straggler ? " (straggler)" : "");
     }
   }
   w->Key("rows");
@@ -218,13 +267,14 @@ void WriteTimeline(JsonWriter* w, const Report& in) {
   }
   const whatif::Timeline& t = *in.slowest_step;
   const std::vector<int32_t> ranks =
-      TimelineWorkers(t, in.diagnosis.largest_straggler.dp);
+      TimelineWorkers(t, in.diagnosis.largest_straggler);
   w->BeginObject();
   w->FieldInt("step", t.step);
   w->Field("step_ms", Ms(t.step_time_s));
   w->Field("ideal_step_ms", Ms(t.ideal_step_time_s));
   std::map<int32_t, int64_t> row_of;
-  WriteTimelineRows(w, t, ranks, &row_of);
+  WriteTimelineRows(w, t, ranks, in.diagnosis.largest_straggler.rank,
+                    &row_of);
   WriteTimelineOps(w, t, row_of);
   w->EndObject();
 }
@@ -237,7 +287,7 @@ std::string DataJson(const Report& in) {
   w.FieldString("layout",
                 whatif::LayoutName(r.layout));
   w.Field("slowdown", r.slowdown);
-  WriteHeatmap(&w, r);
+  WriteHeatmap(&w, in);
   WriteSteps(&w, r);
   WriteDecomposition(&w, "by_optype", r.by_optype);
   WriteDecomposition(&w, "by_stage", r.by_stage);
@@ -263,12 +313,14 @@ void OnCallItems(std::string* out, const Report& in) {
   const diagnose::Straggler& s = d.largest_straggler;
   Item(out, "job utilization", StrFormat("%.1f%%", 100 * Utilization(in)));
   Item(out, "dominant cause", d.dominant_cause);
+  const std::string node = s.host.empty() ? StrFormat("node %d", s.node)
+                                          : "host " + s.host;
   Item(out, "largest straggler",
        s.rank < 0 ? std::string("none")
        : in.result.layout == whatif::Layout::kRanks
-           ? StrFormat("global rank %d (node %d)", s.rank, s.node)
-           : StrFormat("global rank %d (DP %d, PP stage %d, TP %d, node %d)",
-                       s.rank, s.dp, s.pp, s.tp, s.node));
+           ? StrFormat("global rank %d (%s)", s.rank, node.c_str())
+           : StrFormat("global rank %d (DP %d, PP stage %d, TP %d, %s)",
+                       s.rank, s.dp, s.pp, s.tp, node.c_str()));
   Item(out, "scope", d.scope);
   Item(out, "excess step time",
        StrFormat("%+.1f ms (%.0f%% blocking, %.0f%% launch delay)",
@@ -289,9 +341,10 @@ void OnCallItems(std::string* out, const Report& in) {
 
 void MetricItems(std::string* out, const Report& in) {
   const WhatIfResult& r = in.result;
+  const char* device = DeviceWord(in);
   Item(out, "slowdown S",
-       StrFormat("%.4f (waste %.1f%% of the GPU time, 1 - 1/S)", r.slowdown,
-              100 * r.waste));
+       StrFormat("%.4f (waste %.1f%% of the %s time, 1 - 1/S)", r.slowdown,
+                 100 * r.waste, device));
   Item(out, "launch slowdown",
        StrFormat("%.4f (observed step vs replay without launch delays)",
               r.launch_slowdown));
@@ -304,11 +357,15 @@ void MetricItems(std::string* out, const Report& in) {
   }
   if (in.cost.gpus > 0) {
     const econ::StepCost& c = in.cost;
+    const bool cpu = std::string_view(device) == "CPU";
     Item(out, "cost",
-         StrFormat("%.1f GPU-seconds lost per step on %lld GPUs: $%.0f per hour "
-                "at $%.2f per GPU-hour",
-                c.lost_gpu_seconds_per_step, static_cast<long long>(c.gpus),
-                c.wasted_usd_per_hour, c.usd_per_gpu_hour));
+         StrFormat("%.1f %s-seconds lost per step on %lld %s",
+                   c.lost_gpu_seconds_per_step, device,
+                   static_cast<long long>(c.gpus), cpu ? "ranks" : "GPUs") +
+             (!cpu || c.usd_per_gpu_hour > 0
+                  ? StrFormat(": $%.0f per hour at $%.2f per %s-hour",
+                              c.wasted_usd_per_hour, c.usd_per_gpu_hour, device)
+                  : std::string(" (no price for CPU time)")));
   }
   if (in.diagnosis.worst_step >= 0) {
     Item(out, "worst step", std::to_string(in.diagnosis.worst_step));
@@ -383,14 +440,19 @@ void RankedWorkers(std::string* out, const WhatIfResult& r) {
 
 void Charts(std::string* out, const WhatIfResult& r) {
   const bool ranks = r.layout == whatif::Layout::kRanks;
-  const int heatmap_px = std::clamp(r.pp * 22 + 100, 170, 730);
+  const int heatmap_px = std::clamp(r.pp * 22 + 110, 180, 740);
   *out += StrFormat(
-      "<h2>Worker slowdown</h2>\n<p class=\"note\">%s; "
-      "colour from 1.0 to 1.5 as in the SMon view (darker is slower).</p>\n"
+      "<h2>Worker slowdown</h2>\n<p class=\"note\">%s; values in the cells, "
+      "the largest straggler outlined, darker is slower.</p>\n"
+      "<p class=\"note\" id=\"heatmap-scale\">Colour scale: "
+      "<button type=\"button\" class=\"on\" data-scale=\"job\">this "
+      "job's range</button> <button type=\"button\" data-scale=\"smon\">"
+      "1.0 to 1.5 (SMon)</button></p>\n"
       "<div id=\"chart-heatmap\" class=\"chart\" style=\"height:%dpx\">"
       "</div>\n",
-      ranks ? "one row per rank (the traces do not give the layout)"
-            : "DP rank x PP stage",
+      ranks ? "rank x step (the traces do not give the layout): S if only "
+              "this rank were left unfixed, per step"
+            : "DP rank x PP stage: min of the DP rank's and the stage's S",
       heatmap_px);
   *out +=
       "<h2>Slowdown per step</h2>\n<div id=\"chart-steps\" "
@@ -412,14 +474,15 @@ void TimelineSection(std::string* out, const Report& in) {
   std::set<int32_t> workers;
   for (const whatif::TimelineOp& op : t.ops) workers.insert(op.rank);
   *out += StrFormat(
-      "<h2>Worst step timeline</h2>\n<p class=\"note\">Step %lld: %.3f ms "
-      "replayed without launch delays (actual) against %.3f ms with ideal "
-      "durations; %zu of %zu workers (critical path first), critical-path "
-      "ops outlined.</p>\n<div id=\"timeline-legend\"></div>\n<div "
-      "id=\"chart-timeline\" class=\"chart\"></div>\n",
-      static_cast<long long>(t.step), 1e3 * t.step_time_s,
-      1e3 * t.ideal_step_time_s, std::min(kMaxTimelineWorkers, workers.size()),
-      workers.size());
+      "<h2>Worst step timeline</h2>\n<p class=\"note\">Step %lld: %s "
+      "replayed without launch delays (actual) against %s with ideal "
+      "durations; %zu of %zu workers (the largest straggler first, then the "
+      "critical path), critical-path ops outlined.</p>\n<div "
+      "id=\"timeline-legend\"></div>\n<div id=\"chart-timeline\" "
+      "class=\"chart\"></div>\n",
+      static_cast<long long>(t.step), TimeText(t.step_time_s).c_str(),
+      TimeText(t.ideal_step_time_s).c_str(),
+      std::min(kMaxTimelineWorkers, workers.size()), workers.size());
 }
 
 void Head(std::string* out, const Report& in) {
@@ -482,11 +545,14 @@ void InputSection(std::string* out, const InputNotes& in) {
   }
   if (!in.clock.offset_ns.empty()) {
     Item(out, "clocks",
-         StrFormat("aligned on %lld collectives, offsets up to %.3f ms, "
-                   "residual max %.1f us (p99 %.1f us)",
+         StrFormat("aligned on %lld collectives, offsets up to %s, "
+                   "residual max %s (p99 %s)",
                    static_cast<long long>(in.clock.collectives),
-                   1e-6 * static_cast<double>(in.clock.max_abs_offset_ns),
-                   in.clock.residual_max_us, in.clock.residual_p99_us));
+                   TimeText(1e-9 * static_cast<double>(
+                                       in.clock.max_abs_offset_ns))
+                       .c_str(),
+                   TimeText(1e-6 * in.clock.residual_max_us).c_str(),
+                   TimeText(1e-6 * in.clock.residual_p99_us).c_str()));
   }
   for (const auto& [why, n] : in.skipped) {
     Item(out, "skipped", StrFormat("%lld: ", static_cast<long long>(n)) + why);
@@ -516,6 +582,7 @@ std::string RenderHtmlReport(const Report& in) {
   Summary(&out, in);
   if (in.notes) InputSection(&out, *in.notes);
   Findings(&out, in.diagnosis);
+  out += KernelDetailHtmlSection(in.kernel_detail);
   Charts(&out, in.result);
   RankedWorkers(&out, in.result);
   if (in.plan) out += PlanHtmlSection(*in.plan);

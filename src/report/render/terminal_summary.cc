@@ -8,11 +8,13 @@
 #include <cstdarg>
 #include <cstdio>
 #include <numeric>
+#include <string_view>
 #include <vector>
 
 #include "base/f32.h"
 
 #include "base/str_format.h"
+#include "report/render/kernel_detail_text.h"
 #include "report/render/plan_text.h"
 #include "report/render/text_units.h"
 
@@ -78,7 +80,7 @@ std::string Paint(const std::string& text, const char* colour, bool on) {
 // The on-call block: what is lost, who everyone waits for, why.
 void OnCall(std::string* out, const diagnose::Diagnosis& d,
             const econ::StepCost& cost, const mitigate::Plan* plan, bool color,
-            bool ranks) {
+            bool ranks, const std::vector<KernelDetail>& kernel_detail) {
   *out += OnCallLead(d, cost.utilization, cost.gpus > 0, "  ", color);
   *out += StrFormat(
       "  excess step time %+.1f ms (%.0f%% blocking, %.0f%% launch "
@@ -105,6 +107,7 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
                    std::string(diagnose::CauseName(f.cause)).c_str(),
                    f.confidence, f.evidence.c_str());
   }
+  *out += KernelDetailText(kernel_detail, "  ");
   const std::string next = plan ? NextStep(*plan) : "";
   *out += next.empty()
               ? "  next: `strag plan` (or --plan) prices every fix of the "
@@ -188,7 +191,8 @@ std::string RenderTerminalSummary(const Report& report,
   if (report.notes) Input(&out, *report.notes);
   out += "\n";
   OnCall(&out, report.diagnosis, cost,
-         report.plan ? &*report.plan : nullptr, options.color, ranks);
+         report.plan ? &*report.plan : nullptr, options.color, ranks,
+         report.kernel_detail);
   const double t = PairwiseMean(r.step_t_replayed);
   const double obs = PairwiseMean(r.step_t_observed);
   const double ideal = r.step_t_ideal.empty() ? 0.0 : r.step_t_ideal[0];
@@ -196,10 +200,11 @@ std::string RenderTerminalSummary(const Report& report,
       "  slowdown S       %7.4f   mean step %s replayed (T) vs %s "
       "without stragglers (T_ideal)\n",
       r.slowdown, Duration(t).c_str(), Duration(ideal).c_str());
+  const char* device = DeviceWord(report);
   out += StrFormat(
-      "  waste            %6.1f%%   of the job's GPU time is lost "
+      "  waste            %6.1f%%   of the job's %s time is lost "
       "to stragglers (1 - 1/S)\n",
-      100.0 * r.waste);
+      100.0 * r.waste, device);
   if (r.slowdown < 1.0 || cost.utilization > 1.0) {
     out +=
         "  (below 1 within the ideal's noise: nothing measurable is lost; "
@@ -207,20 +212,36 @@ std::string RenderTerminalSummary(const Report& report,
   }
   if (cost.gpus > 0) {
     const econ::StepCost& c = cost;
+    // A CPU job's dollars only with a price given (its default is 0).
+    const bool cpu = std::string_view(device) == "CPU";
+    const bool priced = !cpu || c.usd_per_gpu_hour > 0;
     out += StrFormat(
-        "  utilization      %6.1f%%   of the allocated GPU time does "
+        "  utilization      %6.1f%%   of the allocated %s time does "
         "useful work (T_ideal / observed step)\n",
-        100.0 * c.utilization);
-    out += StrFormat(
-        "  lost             %7.1f   GPU-seconds per step on %lld "
-        "GPUs: $%.0f per hour at $%.2f per GPU-hour\n",
-        c.lost_gpu_seconds_per_step, static_cast<long long>(c.gpus),
-        c.wasted_usd_per_hour, c.usd_per_gpu_hour);
+        100.0 * c.utilization, device);
+    out += StrFormat("  lost             %7.1f   %s-seconds per step on %lld %s",
+                     c.lost_gpu_seconds_per_step, device,
+                     static_cast<long long>(c.gpus), cpu ? "ranks" : "GPUs");
+    out += priced ? StrFormat(": $%.0f per hour at $%.2f per %s-hour\n",
+                              c.wasted_usd_per_hour, c.usd_per_gpu_hour, device)
+                  : std::string(" (no price for CPU time: --usd-per-gpu-hour X)\n");
     if (c.run_days > 0) {
+      out += StrFormat("  over %.4g day(s)  %.0f %s-hours", c.run_days,
+                       c.wasted_gpu_hours, device) +
+             (priced ? StrFormat(" and $%.0f", c.wasted_usd) : "") +
+             StrFormat(" lost; the run ends %.2f days later than without "
+                       "stragglers\n",
+                       c.extra_days);
+    }
+    // The cost lines lose 1 - utilization = 1 - 1/(observed / ideal step):
+    // `strag cost --slowdown` of that ratio, not of S (which leaves out the
+    // launch delays), gives the same figures.
+    if (c.utilization > 0 && c.utilization <= 1) {
       out += StrFormat(
-          "  over %.4g day(s)  %.0f GPU-hours and $%.0f lost; the run ends "
-          "%.2f days later than without stragglers\n",
-          c.run_days, c.wasted_gpu_hours, c.wasted_usd, c.extra_days);
+          "  cost slowdown    %7.4f   observed / ideal step (S x launch "
+          "slowdown): the cost lines lose 1 - 1/it, as strag cost "
+          "--slowdown %.4f\n",
+          1.0 / c.utilization, 1.0 / c.utilization);
     }
   }
   out += StrFormat(

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "report/kernel_detail.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace strag::report {
+namespace {
+
+using graph::LocalSegmentOps;
+using graph::OpTotal;
+
+// `ranks` ranks with two compute segments each, `steps` steps. Segment 0:
+// aten::mm (4 x 1 ms) and aten::add (2 x 0.5 ms); segment 1: aten::bmm
+// (2 x 2 ms). `scale(rank, name)` scales a name's total on a rank.
+template <typename Scale>
+graph::SegmentOps MakeOps(int32_t ranks, int64_t steps, Scale scale) {
+  std::vector<trace::RankTrace> traces(static_cast<size_t>(ranks));
+  graph::SegmentOpsBuilder b;
+  for (int32_t r = 0; r < ranks; ++r) {
+    trace::RankTrace& t = traces[static_cast<size_t>(r)];
+    t.rank = r;
+    // Names interned in another order on odd ranks: ids differ per trace.
+    t.names =
+        r % 2 ? std::vector<std::string>{"aten::bmm", "aten::add", "aten::mm"}
+              : std::vector<std::string>{"aten::mm", "aten::add", "aten::bmm"};
+    b.AddRank(t, 2);
+  }
+  for (int64_t s = 0; s < steps; ++s) {
+    for (int32_t r = 0; r < ranks; ++r) {
+      const trace::RankTrace& t = traces[static_cast<size_t>(r)];
+      auto id = [&](const std::string& name) {
+        return static_cast<uint32_t>(
+            std::find(t.names.begin(), t.names.end(), name) - t.names.begin());
+      };
+      auto total = [&](const std::string& name, int64_t ns) {
+        return static_cast<int64_t>(static_cast<double>(ns) * scale(r, name));
+      };
+      LocalSegmentOps local;
+      local.totals = {{id("aten::mm"), 4, total("aten::mm", 4'000'000)},
+                      {id("aten::add"), 2, total("aten::add", 1'000'000)},
+                      {id("aten::bmm"), 2, total("aten::bmm", 4'000'000)}};
+      local.offsets = {0, 2, 3};
+      b.Add(static_cast<size_t>(r), s, local);
+    }
+  }
+  return b.Take();
+}
+
+trace::Topology OneStage(int32_t ranks) {
+  trace::Topology t;
+  for (int32_t r = 0; r < ranks; ++r) t.places.push_back({.rank = r, .dp = r});
+  return t;
+}
+
+TEST(KernelDetailTest, TopExcessIsTheSlowedOp) {
+  const graph::SegmentOps ops =
+      MakeOps(5, 4, [](int32_t r, const std::string& name) {
+        if (r == 2 && name == "aten::mm") return 1.4;
+        return 1.0 + 0.01 * r;  // a little spread among the peers
+      });
+  const std::vector<int32_t> ranks = {2};
+  const auto detail = ExplainRanks(ops, OneStage(5), ranks);
+  ASSERT_EQ(detail.size(), 1u);
+  const KernelDetail& d = detail[0];
+  EXPECT_EQ(d.rank, 2);
+  EXPECT_EQ(d.peers, 4);
+  EXPECT_EQ(d.median_rank, 1);  // peers 0, 1, 3, 4: lower median is 1
+  EXPECT_EQ(d.steps.size(), kKernelDetailSteps);
+  EXPECT_FALSE(d.cpu_ops);
+  ASSERT_FALSE(d.segments.empty());
+  const SegmentExcess& s = d.segments[0];
+  EXPECT_EQ(s.segment, 0);
+  ASSERT_EQ(s.ops.size(), 2u);
+  const OpExcess& top = s.ops[0];
+  EXPECT_EQ(top.name, "aten::mm");
+  EXPECT_EQ(top.count, 12);  // 4 per step, 3 steps
+  EXPECT_EQ(top.median_count, 12);
+  EXPECT_NEAR(top.total_s, 3 * 4e-3 * 1.4, 1e-9);
+  EXPECT_NEAR(top.median_total_s, 3 * 4e-3 * 1.01, 1e-9);
+  EXPECT_NEAR(top.excess_s, top.total_s - top.median_total_s, 1e-12);
+  EXPECT_NEAR(top.ratio, 1.4 / 1.01, 1e-6);
+  EXPECT_NEAR(s.excess_s, top.excess_s + s.ops[1].excess_s, 1e-12);
+}
+
+TEST(KernelDetailTest, PeersAreTheRanksOfTheSameStage) {
+  // Ranks 0-2 stage 0, ranks 3-5 stage 1 (twice the work): rank 4 is
+  // compared with ranks 3 and 5 only.
+  const graph::SegmentOps ops =
+      MakeOps(6, 2, [](int32_t r, const std::string& name) {
+        const double stage = r >= 3 ? 2.0 : 1.0;
+        return stage * (r == 4 && name == "aten::bmm" ? 1.5 : 1.0);
+      });
+  trace::Topology topology;
+  for (int32_t r = 0; r < 6; ++r) {
+    topology.places.push_back({.rank = r, .dp = r % 3, .pp = r / 3});
+  }
+  const std::vector<int32_t> ranks = {4, 9};  // 9 is not traced: skipped
+  const auto detail = ExplainRanks(ops, topology, ranks);
+  ASSERT_EQ(detail.size(), 1u);
+  EXPECT_EQ(detail[0].peers, 2);
+  EXPECT_EQ(detail[0].median_rank, 3);
+  ASSERT_EQ(detail[0].segments.size(), 1u);  // only segment 1 is slower
+  EXPECT_EQ(detail[0].segments[0].segment, 1);
+  EXPECT_EQ(detail[0].segments[0].ops[0].name, "aten::bmm");
+  EXPECT_NEAR(detail[0].segments[0].ops[0].ratio, 1.5, 1e-9);
+}
+
+TEST(KernelDetailTest, HealthyRankHasNoExcess) {
+  const graph::SegmentOps ops =
+      MakeOps(4, 3, [](int32_t, const std::string&) { return 1.0; });
+  const std::vector<int32_t> ranks = {0};
+  const auto detail = ExplainRanks(ops, OneStage(4), ranks);
+  ASSERT_EQ(detail.size(), 1u);
+  EXPECT_EQ(detail[0].steps.size(), 1u);  // no step with an excess: one
+  EXPECT_EQ(detail[0].excess_s, 0);
+  for (const SegmentExcess& s : detail[0].segments) {
+    for (const OpExcess& op : s.ops) EXPECT_EQ(op.excess_s, 0) << op.name;
+  }
+}
+
+TEST(KernelDetailTest, RanksToExplainAreTheNamedStragglers) {
+  diagnose::Diagnosis d;
+  EXPECT_TRUE(RanksToExplain(d).empty());  // none named
+  d.largest_straggler.rank = 5;
+  for (std::vector<int32_t> ranks : {std::vector<int32_t>{5, 6}, {7}, {}}) {
+    d.findings.emplace_back();
+    d.findings.back().ranks = ranks;
+  }
+  EXPECT_EQ(RanksToExplain(d), (std::vector<int32_t>{5, 7}));
+}
+
+}  // namespace
+}  // namespace strag::report
