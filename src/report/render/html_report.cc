@@ -380,7 +380,7 @@ void Summary(std::string* out, const Report& in) {
   MetricItems(out, in);
   *out +=
       "</dl>\n";
-  const std::string next = in.plan ? NextStep(*in.plan) : "";
+  const std::string next = in.plan ? NextStep(*in.plan, DeviceWord(in)) : "";
   *out += next.empty()
               ? "<p class=\"note\">Next: <code>strag plan</code> (or "
                 "<code>--plan</code>) prices every fix of the playbook on this "
@@ -585,7 +585,7 @@ std::string RenderHtmlReport(const Report& in) {
   out += KernelDetailHtmlSection(in.kernel_detail);
   Charts(&out, in.result);
   RankedWorkers(&out, in.result);
-  if (in.plan) out += PlanHtmlSection(*in.plan);
+  if (in.plan) out += PlanHtmlSection(*in.plan, DeviceWord(in));
   TimelineSection(&out, in);
   Scripts(&out, in);
   return out;

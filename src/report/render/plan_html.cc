@@ -3,28 +3,30 @@
 
 #include "base/str_format.h"
 #include "report/render/html_report.h"
+#include "report/render/plan_text.h"
 #include "report/render/text_units.h"
 
 namespace strag::report {
 
-std::string PlanHtmlSection(const mitigate::Plan& p) {
+std::string PlanHtmlSection(const mitigate::Plan& p, const char* device) {
   if (!p.withheld.empty()) {
     return "<h2 id=\"plan\">Plan</h2>\n<p class=\"note\">Plan withheld: " +
            HtmlEscape(p.withheld) + "</p>\n";
   }
   std::string out = StrFormat(
       "<h2 id=\"plan\">Plan</h2>\n<p class=\"note\">Each fix replayed on the "
-      "job's own dependency graph: step now %s (ideal %s, S %.3f); %lld GPUs "
-      "at $%.2f per GPU-hour over %.0f hours; net of restarts and extra "
-      "GPUs. A gain under %s is within noise.</p>\n",
+      "job's own dependency graph: step now %s (ideal %s, S %.3f); %s over "
+      "%.0f hours; net of restarts and extra devices. A gain under %s is "
+      "within noise.</p>\n",
       Duration(p.step_s).c_str(), Duration(p.ideal_s).c_str(), p.slowdown,
-      static_cast<long long>(p.gpus), p.usd_per_gpu_hour, p.horizon_hours,
+      HtmlEscape(PlanFleet(p, device)).c_str(), p.horizon_hours,
       Duration(p.band_s).c_str());
   out +=
       "<table id=\"plan-table\">\n<tr><th class=\"num\">#</th><th>fix</th>"
       "<th>action</th><th class=\"num\">step after</th><th class=\"num\">S "
-      "after</th><th class=\"num\">recovers</th><th class=\"num\">net "
-      "GPU-h</th><th class=\"num\">net $</th><th>side effects</th></tr>\n";
+      "after</th><th class=\"num\">recovers</th><th class=\"num\">net " +
+      std::string(device) +
+      "-h</th><th class=\"num\">net $</th><th>side effects</th></tr>\n";
   size_t rank = 0;
   for (const mitigate::PlanRow& r : p.rows) {
     const std::string place = r.within_noise ? "noise" : std::to_string(++rank);

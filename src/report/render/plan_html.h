@@ -11,7 +11,7 @@
 
 namespace strag::report {
 
-std::string PlanHtmlSection(const mitigate::Plan& plan);
+std::string PlanHtmlSection(const mitigate::Plan& plan, const char* device);
 
 }  // namespace strag::report
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report/render/plan_text.h"
 
+#include <string_view>
+
 #include <algorithm>
 #include <cmath>
 
@@ -53,36 +55,48 @@ std::string Money(double usd) {
 
 }  // namespace
 
-std::string NextStep(const mitigate::Plan& plan) {
+std::string PlanFleet(const mitigate::Plan& p, const char* device) {
+  const bool cpu = std::string_view(device) == "CPU";
+  if (cpu && !(p.usd_per_gpu_hour > 0)) {
+    return StrFormat("%lld ranks (CPU time, no price)",
+                     static_cast<long long>(p.gpus));
+  }
+  return StrFormat("%lld %s at $%.2f per %s-hour",
+                   static_cast<long long>(p.gpus), cpu ? "ranks" : "GPUs",
+                   p.usd_per_gpu_hour, device);
+}
+
+std::string NextStep(const mitigate::Plan& plan, const char* device) {
   if (!plan.withheld.empty() || plan.rows.empty()) return "";
   const PlanRow& top = plan.rows.front();
   if (top.within_noise) {
     return "no fix gains more than the replay's noise";
   }
-  return StrFormat("%s (%s): recovers %.0f%% of the loss, %+.0f GPU-h net",
+  return StrFormat("%s (%s): recovers %.0f%% of the loss, %+.0f %s-h net",
                    top.policy.c_str(), top.action.c_str(), 100 * top.recovered,
-                   top.net_gpu_hours);
+                   top.net_gpu_hours, device);
 }
 
-void AppendPlanSection(const mitigate::Plan& p, bool color, std::string* out) {
+void AppendPlanSection(const mitigate::Plan& p, bool color,
+                       const char* device, std::string* out) {
   if (!p.withheld.empty()) {
     *out += "  plan withheld: " + p.withheld + "\n";
     return;
   }
   const double loss = p.step_s - p.ideal_s;
   *out += StrFormat(
-      "  plan: each fix replayed on the job's own dependency graph; %lld "
-      "GPUs at $%.2f per GPU-hour over %s\n",
-      static_cast<long long>(p.gpus), p.usd_per_gpu_hour,
-      Hours(p.horizon_hours).c_str());
+      "  plan: each fix replayed on the job's own dependency graph; %s over "
+      "%s\n",
+      PlanFleet(p, device).c_str(), Hours(p.horizon_hours).c_str());
   *out += StrFormat(
       "  now: step %s (ideal %s, S %.3f): %s lost per step; a gain under %s "
       "is within noise\n\n",
       Duration(p.step_s).c_str(), Duration(p.ideal_s).c_str(), p.slowdown,
       Duration(loss).c_str(), Duration(p.band_s).c_str());
-  *out +=
-      StrFormat("    %-19s %10s %7s %9s %13s %10s %11s\n", "fix", "step after",
-                "S after", "recovers", "net GPU-h", "net $", "break-even");
+  const std::string net_hours = StrFormat("net %s-h", device);
+  *out += StrFormat("    %-19s %10s %7s %9s %13s %10s %11s\n", "fix",
+                    "step after", "S after", "recovers", net_hours.c_str(),
+                    "net $", "break-even");
   if (p.rows.empty()) *out += "  no fix applies to this job\n";
   size_t rank = 0;
   bool noise_header = false;
@@ -110,9 +124,10 @@ void AppendPlanSection(const mitigate::Plan& p, bool color, std::string* out) {
       *out += "       note: " + r.effects.caveat + "\n";
     if (r.bound) *out += "       bound: " + r.bound_note + "\n";
     for (const mitigate::Alternative& a : r.alternatives) {
-      *out += StrFormat("       instead %s: step %s, %+.0f GPU-h net%s\n",
+      *out += StrFormat("       instead %s: step %s, %+.0f %s-h net%s\n",
                         a.params.c_str(), Duration(a.step_s).c_str(),
-                        a.net_gpu_hours, a.within_noise ? " (noise)" : "");
+                        a.net_gpu_hours, device,
+                        a.within_noise ? " (noise)" : "");
     }
   }
   if (!p.skipped.empty()) *out += "  not applicable\n";
@@ -124,14 +139,16 @@ void AppendPlanSection(const mitigate::Plan& p, bool color, std::string* out) {
 std::string RenderPlanSummary(const Report& report, bool color) {
   const whatif::WhatIfResult& r = report.result;
   std::string out = "strag plan: " + report.source + "\n";
+  const char* device = DeviceWord(report);
   out += StrFormat(
-      "  job: %lld GPUs, %zu traced workers, %zu steps; S %.4f, utilization "
+      "  job: %lld %s, %zu traced workers, %zu steps; S %.4f, utilization "
       "%.1f%%; probable cause: %s\n\n",
-      static_cast<long long>(report.cost.gpus), r.workers.size(),
+      static_cast<long long>(report.cost.gpus),
+      std::string_view(device) == "CPU" ? "ranks" : "GPUs", r.workers.size(),
       r.steps.size(), r.slowdown, 100 * report.cost.utilization,
       std::string(diagnose::CauseName(report.diagnosis.probable_cause))
           .c_str());
-  if (report.plan) AppendPlanSection(*report.plan, color, &out);
+  if (report.plan) AppendPlanSection(*report.plan, color, device, &out);
   return out;
 }
 

@@ -80,7 +80,8 @@ std::string Paint(const std::string& text, const char* colour, bool on) {
 // The on-call block: what is lost, who everyone waits for, why.
 void OnCall(std::string* out, const diagnose::Diagnosis& d,
             const econ::StepCost& cost, const mitigate::Plan* plan, bool color,
-            bool ranks, const std::vector<KernelDetail>& kernel_detail) {
+            bool ranks, const std::vector<KernelDetail>& kernel_detail,
+            const char* device) {
   *out += OnCallLead(d, cost.utilization, cost.gpus > 0, "  ", color);
   *out += StrFormat(
       "  excess step time %+.1f ms (%.0f%% blocking, %.0f%% launch "
@@ -108,7 +109,7 @@ void OnCall(std::string* out, const diagnose::Diagnosis& d,
                    f.confidence, f.evidence.c_str());
   }
   *out += KernelDetailText(kernel_detail, "  ");
-  const std::string next = plan ? NextStep(*plan) : "";
+  const std::string next = plan ? NextStep(*plan, device) : "";
   *out += next.empty()
               ? "  next: `strag plan` (or --plan) prices every fix of the "
                 "playbook on this job: balance the work, backups, drop or "
@@ -192,7 +193,7 @@ std::string RenderTerminalSummary(const Report& report,
   out += "\n";
   OnCall(&out, report.diagnosis, cost,
          report.plan ? &*report.plan : nullptr, options.color, ranks,
-         report.kernel_detail);
+         report.kernel_detail, DeviceWord(report));
   const double t = PairwiseMean(r.step_t_replayed);
   const double obs = PairwiseMean(r.step_t_observed);
   const double ideal = r.step_t_ideal.empty() ? 0.0 : r.step_t_ideal[0];
@@ -298,7 +299,7 @@ std::string RenderTerminalSummary(const Report& report,
   }
   if (report.plan) {
     out += "\n";
-    AppendPlanSection(*report.plan, options.color, &out);
+    AppendPlanSection(*report.plan, options.color, DeviceWord(report), &out);
   }
   return out;
 }
