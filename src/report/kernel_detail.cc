@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -102,60 +103,128 @@ void SortByExcess(std::vector<OpExcess>* ops) {
                    });
 }
 
-// Segment k of r against the same segment of m, name by name.
+// The totals of one name (or CPU op) on r and on m.
+struct PairTotals {
+  int64_t count = 0, median_count = 0;
+  int64_t total_ns = 0, median_total_ns = 0;
+};
+
+OpExcess MakeExcess(const std::string& name, const PairTotals& p) {
+  OpExcess e{.name = name,
+             .count = p.count,
+             .median_count = p.median_count,
+             .total_s = Seconds(p.total_ns),
+             .median_total_s = Seconds(p.median_total_ns),
+             .excess_s = Seconds(p.total_ns - p.median_total_ns)};
+  if (p.median_total_ns > 0) {
+    e.ratio = static_cast<double>(p.total_ns) /
+              static_cast<double>(p.median_total_ns);
+  }
+  return e;
+}
+
+// A launch_ops key: a CPU op (its name id), or a kernel launched outside
+// any (the kernel's name id, after every CPU op).
+uint64_t LaunchKey(const OpTotal& t) {
+  return t.op != graph::kNoLaunchOp ? t.op : uint64_t{1} << 32 | t.name;
+}
+
+// Segment k of r against the same segment of m, name by name, and by the
+// CPU op that launched them.
 SegmentExcess CompareSegment(const SegmentOps& ops, size_t r, size_t m,
                              size_t k, const std::vector<size_t>& steps) {
-  std::map<uint32_t, std::pair<OpTotal, OpTotal>> by_name;  // (r, m)
+  std::map<uint32_t, PairTotals> by_name;
+  // Launching op -> kernel name -> totals.
+  std::map<uint64_t, std::map<uint32_t, PairTotals>> by_op;
+  const auto add = [&](PairTotals* p, const OpTotal& t, bool own) {
+    (own ? p->count : p->median_count) += t.count;
+    (own ? p->total_ns : p->median_total_ns) += t.total_ns;
+  };
   for (size_t s : steps) {
-    for (const OpTotal& t : ops.Of(r, k, s)) {
-      by_name[t.name].first.count += t.count;
-      by_name[t.name].first.total_ns += t.total_ns;
-    }
-    for (const OpTotal& t : ops.Of(m, k, s)) {
-      by_name[t.name].second.count += t.count;
-      by_name[t.name].second.total_ns += t.total_ns;
+    for (const bool own : {true, false}) {
+      for (const OpTotal& t : ops.Of(own ? r : m, k, s)) {
+        add(&by_name[t.name], t, own);
+        add(&by_op[LaunchKey(t)][t.name], t, own);
+      }
     }
   }
   SegmentExcess out{.segment = static_cast<int32_t>(k)};
   for (const auto& [name, pair] : by_name) {
-    const auto& [own, median] = pair;
-    OpExcess e{.name = ops.names[name],
-               .count = own.count,
-               .median_count = median.count,
-               .total_s = Seconds(own.total_ns),
-               .median_total_s = Seconds(median.total_ns),
-               .excess_s = Seconds(own.total_ns - median.total_ns)};
-    if (median.total_ns > 0) {
-      e.ratio = static_cast<double>(own.total_ns) /
-                static_cast<double>(median.total_ns);
-    }
+    OpExcess e = MakeExcess(ops.names[name], pair);
     out.total_s += e.total_s;
     out.median_total_s += e.median_total_s;
     out.ops.push_back(std::move(e));
   }
   out.excess_s = out.total_s - out.median_total_s;
   SortByExcess(&out.ops);
+  for (const auto& [key, kernels] : by_op) {
+    if (key >> 32 != 0) {  // outside any CPU op: one entry per kernel
+      out.launch_ops.push_back(
+          MakeExcess(ops.names[key & 0xffffffffu], kernels.begin()->second));
+      continue;
+    }
+    PairTotals sum;
+    OpExcess e;
+    for (const auto& [name, pair] : kernels) {
+      sum.count += pair.count;
+      sum.median_count += pair.median_count;
+      sum.total_ns += pair.total_ns;
+      sum.median_total_ns += pair.median_total_ns;
+      e.kernels.push_back(MakeExcess(ops.names[name], pair));
+    }
+    SortByExcess(&e.kernels);
+    std::vector<OpExcess> listed = std::move(e.kernels);
+    e = MakeExcess(ops.names[key], sum);
+    e.kernels = std::move(listed);
+    out.launch_ops.push_back(std::move(e));
+  }
+  SortByExcess(&out.launch_ops);
   return out;
 }
 
-// Each name's totals over all `segments`.
+// Adds `op` to `sum` (of the same name), its kernels by name.
+void Accumulate(const OpExcess& op, OpExcess* sum) {
+  sum->count += op.count;
+  sum->median_count += op.median_count;
+  sum->total_s += op.total_s;
+  sum->median_total_s += op.median_total_s;
+  for (const OpExcess& k : op.kernels) {
+    const auto it =
+        std::find_if(sum->kernels.begin(), sum->kernels.end(),
+                     [&](const OpExcess& x) { return x.name == k.name; });
+    if (it == sum->kernels.end()) {
+      sum->kernels.push_back(k);
+    } else {
+      Accumulate(k, &*it);
+    }
+  }
+}
+
+// Sets excess and ratio of a sum, and of its kernels; sorts them.
+void FinishSum(OpExcess* op) {
+  op->excess_s = op->total_s - op->median_total_s;
+  op->ratio = op->median_total_s > 0 ? op->total_s / op->median_total_s : 0;
+  for (OpExcess& k : op->kernels) FinishSum(&k);
+  SortByExcess(&op->kernels);
+}
+
+// Each name's totals over all `segments` (of `ops`, or of `launch_ops`).
 std::vector<OpExcess> SumOverSegments(
-    const std::vector<SegmentExcess>& segments) {
-  std::map<std::string, OpExcess> by_name;
+    const std::vector<SegmentExcess>& segments,
+    std::vector<OpExcess> SegmentExcess::*list) {
+  // By (launched outside any CPU op, name): a CPU op and a kernel never
+  // merge.
+  std::map<std::pair<bool, std::string>, OpExcess> by_name;
   for (const SegmentExcess& s : segments) {
-    for (const OpExcess& op : s.ops) {
-      OpExcess& sum = by_name[op.name];
-      sum.count += op.count;
-      sum.median_count += op.median_count;
-      sum.total_s += op.total_s;
-      sum.median_total_s += op.median_total_s;
+    for (const OpExcess& op : s.*list) {
+      OpExcess& sum = by_name[{op.kernels.empty(), op.name}];
+      sum.name = op.name;
+      Accumulate(op, &sum);
     }
   }
   std::vector<OpExcess> out;
-  for (auto& [name, op] : by_name) {
-    op.name = name;
-    op.excess_s = op.total_s - op.median_total_s;
-    op.ratio = op.median_total_s > 0 ? op.total_s / op.median_total_s : 0;
+  for (auto& [key, op] : by_name) {
+    FinishSum(&op);
     out.push_back(std::move(op));
   }
   SortByExcess(&out);
@@ -213,7 +282,15 @@ std::vector<KernelDetail> ExplainRanks(const graph::SegmentOps& ops,
       d.segments.push_back(CompareSegment(ops, r, m, k, steps));
       d.excess_s += d.segments.back().excess_s;
     }
-    d.ops = SumOverSegments(d.segments);
+    d.ops = SumOverSegments(d.segments, &SegmentExcess::ops);
+    d.launch_ops = SumOverSegments(d.segments, &SegmentExcess::launch_ops);
+    const bool named =
+        std::any_of(d.launch_ops.begin(), d.launch_ops.end(),
+                    [](const OpExcess& op) { return !op.kernels.empty(); });
+    if (!named) {  // no CPU op launched any: `ops` says it all
+      d.launch_ops.clear();
+      for (SegmentExcess& s : d.segments) s.launch_ops.clear();
+    }
     KeepExcessSegments(&d.segments);
     out.push_back(std::move(d));
   }

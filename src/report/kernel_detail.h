@@ -4,7 +4,9 @@
 // it is slowest are compared, name by name (GPU kernels, or CPU ops in a
 // CPU-only trace), with the same segments in the same steps on the median
 // rank of its peers (the other ranks of its PP stage), so that "rank 2 is
-// slow" becomes "rank 2's GEMM kernels take 40% longer".
+// slow" becomes "rank 2's GEMM kernels take 40% longer"; in a GPU trace
+// that names the CPU op launching each kernel, also CPU op by CPU op with
+// its kernels: "rank 2's aten::mm (GEMM kernels) take 40% longer".
 //
 // Only for profiler input (graph::SegmentOps; an ops CSV names no kernel).
 // Pure; cost O(peers x steps x segments + the names of the compared
@@ -38,6 +40,10 @@ struct OpExcess {
   double median_total_s = 0;
   double excess_s = 0;  // total_s - median_total_s
   double ratio = 0;     // total_s / median_total_s; 0: none on the median
+  // In `launch_ops`: a CPU op's kernels (count: kernels it launched), by
+  // excess; empty for a kernel launched outside any CPU op (then `name` is
+  // the kernel's).
+  std::vector<OpExcess> kernels = {};
 };
 
 struct SegmentExcess {
@@ -46,6 +52,9 @@ struct SegmentExcess {
   double median_total_s = 0;
   double excess_s = 0;
   std::vector<OpExcess> ops = {};  // every name of either rank, by excess
+  // The same kernels by the CPU op that launched them (see
+  // KernelDetail::launch_ops), by excess.
+  std::vector<OpExcess> launch_ops = {};
 };
 
 struct KernelDetail {
@@ -61,6 +70,11 @@ struct KernelDetail {
   // Every name over all its compute segments (a kernel that runs in many
   // segments, e.g. one per microbatch, summed), by excess, descending.
   std::vector<OpExcess> ops = {};
+  // GPU traces that name the CPU op launching a kernel (RankTrace::
+  // launch_op): `ops` grouped by that op, kernels launched outside any op
+  // under their own name, over all segments, by excess. Empty otherwise
+  // (CPU-only traces, traces without cpu_op events): then `ops` is all.
+  std::vector<OpExcess> launch_ops = {};
 };
 
 // The ranks to explain: the largest straggler, then the first rank of each

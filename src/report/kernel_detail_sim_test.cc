@@ -2,8 +2,9 @@
 // Kernel detail end to end (issue 14): a simulated job exported as per-rank
 // Kineto traces, one kernel type slowed on one rank (the simulator's
 // slow_worker with `op: backward`: the backward GEMM), read back and
-// analysed: the top excess op of that rank is that kernel; in a healthy job
-// no op stands out.
+// analysed: the top excess op of that rank is that kernel, and the top
+// excess CPU op the one that launches it (aten::mm, the exporter's cpu_op
+// around each launch); in a healthy job no op stands out.
 
 #include <gtest/gtest.h>
 
@@ -69,11 +70,12 @@ ReportInput SimulatedKinetoJob(const std::string& spec) {
   return std::move(input).value();
 }
 
-// The op of `d` with the largest excess, across its segments.
-const OpExcess* TopOp(const KernelDetail& d) {
+// The op of `d` with the largest excess, across its segments (of
+// `launch_ops` when `by_cpu_op`).
+const OpExcess* TopOp(const KernelDetail& d, bool by_cpu_op = false) {
   const OpExcess* top = nullptr;
   for (const SegmentExcess& s : d.segments) {
-    for (const OpExcess& op : s.ops) {
+    for (const OpExcess& op : by_cpu_op ? s.launch_ops : s.ops) {
       if (top == nullptr || op.excess_s > top->excess_s) top = &op;
     }
   }
@@ -111,14 +113,36 @@ TEST(KernelDetailSimTest, SlowedKernelTypeIsTheTopExcessOp) {
       }
     }
   }
+  // By CPU op: aten::mm, which launches the backward GEMM (and nothing
+  // else), is the top excess op; aten::linear (the forward) is not slower.
+  const OpExcess* top_op = TopOp(d, true);
+  ASSERT_NE(top_op, nullptr);
+  EXPECT_EQ(top_op->name, "aten::mm");
+  EXPECT_GT(top_op->ratio, 1.9);
+  ASSERT_EQ(top_op->kernels.size(), 1u);
+  EXPECT_EQ(top_op->kernels[0].name, kBackwardGemm);
+  EXPECT_EQ(top_op->kernels[0].count, top_op->count);
+  ASSERT_FALSE(d.launch_ops.empty());
+  EXPECT_EQ(d.launch_ops.front().name, "aten::mm");
+  for (const OpExcess& op : d.launch_ops) {
+    EXPECT_FALSE(op.kernels.empty()) << op.name;  // every launch in an op
+    if (op.name == "aten::linear") {
+      EXPECT_LT(op.ratio, 1.05);
+      ASSERT_EQ(op.kernels.size(), 1u);
+      EXPECT_EQ(op.kernels[0].name, kForwardGemm);
+    }
+  }
   const std::string text = RenderTerminalSummary(*report);
   EXPECT_NE(text.find("why rank 2 is slow"), std::string::npos) << text;
   EXPECT_NE(text.find("rank 2, compute #"), std::string::npos) << text;
   EXPECT_NE(text.find("ampere_bf16_s16816gemm_bf16_128x256"), std::string::npos)
       << text;
+  EXPECT_NE(text.find("rank 2, all compute: aten::mm +"), std::string::npos)
+      << text;
   const std::string json = RenderAnalysisJson(*report);
   EXPECT_NE(json.find("\"kernel_detail\""), std::string::npos);
   EXPECT_NE(json.find(kBackwardGemm), std::string::npos);
+  EXPECT_NE(json.find("\"launch_ops\""), std::string::npos);
 }
 
 TEST(KernelDetailSimTest, HealthyJobHasNoStandOutOp) {
@@ -128,9 +152,11 @@ TEST(KernelDetailSimTest, HealthyJobHasNoStandOutOp) {
       ExplainRanks(input.segment_ops, input.prepared.topology, ranks);
   ASSERT_EQ(detail.size(), 4u);  // each has 3 peers in its stage
   for (const KernelDetail& d : detail) {
-    const OpExcess* top = TopOp(d);
-    ASSERT_NE(top, nullptr);
-    EXPECT_LT(top->ratio, 1.1) << "rank " << d.rank << ": " << top->name;
+    for (const bool by_cpu_op : {false, true}) {
+      const OpExcess* top = TopOp(d, by_cpu_op);
+      ASSERT_NE(top, nullptr);
+      EXPECT_LT(top->ratio, 1.1) << "rank " << d.rank << ": " << top->name;
+    }
   }
   auto report = BuildReport(input, {});
   ASSERT_TRUE(report.ok()) << report.status().message();

@@ -7,6 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "base/json_writer.h"
+#include "report/render/kernel_detail_html.h"
+#include "report/render/kernel_detail_json.h"
+#include "report/render/kernel_detail_text.h"
+
 namespace strag::report {
 namespace {
 
@@ -119,6 +124,92 @@ TEST(KernelDetailTest, HealthyRankHasNoExcess) {
   EXPECT_EQ(detail[0].excess_s, 0);
   for (const SegmentExcess& s : detail[0].segments) {
     for (const OpExcess& op : s.ops) EXPECT_EQ(op.excess_s, 0) << op.name;
+  }
+}
+
+// 4 ranks, one segment, 2 steps: gemm_a (2 x 1 ms) and gemm_b (1 x 1 ms)
+// launched by aten::mm, add_k (1 x 1 ms) by aten::add, loose (1 x 1 ms)
+// outside any CPU op; gemm_a 1.5x slower on rank 2.
+graph::SegmentOps LaunchedOps() {
+  std::vector<trace::RankTrace> traces(4);
+  graph::SegmentOpsBuilder b;
+  for (int32_t r = 0; r < 4; ++r) {
+    trace::RankTrace& t = traces[static_cast<size_t>(r)];
+    t.rank = r;
+    t.names = {"gemm_a", "gemm_b", "add_k", "loose", "aten::mm", "aten::add"};
+    b.AddRank(t, 1);
+  }
+  for (int64_t s = 0; s < 2; ++s) {
+    for (int32_t r = 0; r < 4; ++r) {
+      const int64_t a = r == 2 ? 3'000'000 : 2'000'000;
+      LocalSegmentOps local;
+      local.totals = {{0, 2, a, 4},
+                      {1, 1, 1'000'000, 4},
+                      {2, 1, 1'000'000, 5},
+                      {3, 1, 1'000'000, graph::kNoLaunchOp}};
+      local.offsets = {0, 4};
+      b.Add(static_cast<size_t>(r), s, local);
+    }
+  }
+  return b.Take();
+}
+
+TEST(KernelDetailTest, KernelsGroupedByTheirLaunchingCpuOp) {
+  const graph::SegmentOps ops = LaunchedOps();
+  const std::vector<int32_t> ranks = {2};
+  const auto detail = ExplainRanks(ops, OneStage(4), ranks);
+  ASSERT_EQ(detail.size(), 1u);
+  const KernelDetail& d = detail[0];
+  ASSERT_EQ(d.ops.size(), 4u);  // per kernel, as without CPU ops
+  EXPECT_EQ(d.ops[0].name, "gemm_a");
+  ASSERT_EQ(d.launch_ops.size(), 3u);
+  const OpExcess& mm = d.launch_ops[0];
+  EXPECT_EQ(mm.name, "aten::mm");
+  EXPECT_EQ(mm.count, 6);  // kernels: 3 per step, 2 steps
+  EXPECT_NEAR(mm.excess_s, 2e-3, 1e-12);
+  EXPECT_NEAR(mm.ratio, 8.0 / 6.0, 1e-9);
+  ASSERT_EQ(mm.kernels.size(), 2u);
+  EXPECT_EQ(mm.kernels[0].name, "gemm_a");
+  EXPECT_NEAR(mm.kernels[0].ratio, 1.5, 1e-9);
+  EXPECT_EQ(mm.kernels[1].name, "gemm_b");
+  // aten::add and the kernel launched outside any op (no kernels list).
+  for (size_t i = 1; i < 3; ++i) {
+    const OpExcess& op = d.launch_ops[i];
+    EXPECT_EQ(op.kernels.empty(), op.name == "loose") << op.name;
+  }
+  ASSERT_EQ(d.segments.size(), 1u);
+  ASSERT_EQ(d.segments[0].launch_ops.size(), 3u);
+  EXPECT_EQ(d.segments[0].launch_ops[0].name, "aten::mm");
+
+  const std::string text = KernelDetailText(detail, "");
+  EXPECT_NE(text.find("rank 2, compute #0: aten::mm +2.0 ms (1.33x; 6 "
+                      "kernels: gemm_a, gemm_b)"),
+            std::string::npos)
+      << text;
+  const std::string html = KernelDetailHtmlSection(detail);
+  EXPECT_NE(html.find("<th>CPU op</th><th>kernels</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>aten::mm</td><td>gemm_a &times;4<br>gemm_b"),
+            std::string::npos)
+      << html;
+  JsonWriter w;
+  w.BeginObject();
+  WriteKernelDetail(&w, detail);
+  w.EndObject();
+  EXPECT_NE(w.str().find("\"launch_ops\""), std::string::npos);
+  EXPECT_NE(w.str().find("\"cpu_op\": true"), std::string::npos) << w.str();
+}
+
+TEST(KernelDetailTest, NoLaunchOpsWithoutCpuOps) {
+  const graph::SegmentOps ops =
+      MakeOps(4, 2, [](int32_t r, const std::string& name) {
+        return r == 1 && name == "aten::mm" ? 1.5 : 1.0;
+      });
+  const std::vector<int32_t> ranks = {1};
+  const auto detail = ExplainRanks(ops, OneStage(4), ranks);
+  ASSERT_EQ(detail.size(), 1u);
+  EXPECT_TRUE(detail[0].launch_ops.empty());
+  for (const SegmentExcess& s : detail[0].segments) {
+    EXPECT_TRUE(s.launch_ops.empty());
   }
 }
 

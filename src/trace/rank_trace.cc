@@ -41,6 +41,14 @@ bool MergeRankTraces(RankTrace&& from, RankTrace* into) {
   }
   const auto name_base = static_cast<uint32_t>(into->names.size());
   for (std::string& n : from.names) into->names.push_back(std::move(n));
+  if (!from.launch_op.empty() || !into->launch_op.empty()) {
+    into->launch_op.resize(into->size(), RankTrace::kNoLaunchOp);
+    for (size_t r = 0; r < from.size(); ++r) {
+      const uint32_t op = from.LaunchOp(r);
+      into->launch_op.push_back(op == RankTrace::kNoLaunchOp ? op
+                                                             : op + name_base);
+    }
+  }
   for (size_t r = 0; r < from.size(); ++r) {
     into->start_ns.push_back(from.start_ns[r]);
     into->dur_ns.push_back(from.dur_ns[r]);

@@ -94,6 +94,11 @@ struct RankTrace {
   std::vector<int32_t> stream;     // CUDA stream, or thread id (cpu_only)
   std::vector<int32_t> comm;       // index into `comms`; -1 = compute
   std::vector<uint32_t> name;      // index into `names`
+  // The CPU op that launched each row (GPU traces): the innermost cpu_op
+  // around its cudaLaunchKernel on the launching thread ("aten::mm"), an
+  // index into `names`, or kNoLaunchOp. Empty when no row has one (CPU-only
+  // traces, traces without cpu_op events), else one per row.
+  std::vector<uint32_t> launch_op;
   std::vector<std::string> names;  // interned op names
   std::vector<CommOp> comms;
   std::vector<HostSpan> host_spans;  // named host work, any order
@@ -108,6 +113,11 @@ struct RankTrace {
   std::vector<std::string> warnings;
 
   size_t size() const { return start_ns.size(); }
+  // launch_op of a row, kNoLaunchOp when the column is empty.
+  uint32_t LaunchOp(size_t row) const {
+    return row < launch_op.size() ? launch_op[row] : kNoLaunchOp;
+  }
+  static constexpr uint32_t kNoLaunchOp = UINT32_MAX;
 };
 
 // Appends `from` (another profiling cycle of the same rank, as

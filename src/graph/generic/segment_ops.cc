@@ -32,9 +32,14 @@ LocalSegmentOps SumSegmentOps(const trace::RankTrace& trace,
                               std::span<const uint32_t> rows,
                               const std::vector<LocalNode>& nodes,
                               const std::vector<uint32_t>& node_of_row) {
-  // Compute nodes numbered by their seq; (seq, name) keys sorted, then
+  // Compute nodes numbered by their seq; (seq, name, op) keys sorted, then
   // summed run by run: O(ops log ops), as the segments' own launch order.
-  std::vector<std::pair<uint64_t, int64_t>> keyed;  // (seq << 32 | name, dur)
+  struct Keyed {
+    uint64_t seq_name;  // seq << 32 | name
+    uint32_t op;
+    int64_t dur_ns;
+  };
+  std::vector<Keyed> keyed;
   keyed.reserve(rows.size());
   int32_t segments = 0;
   for (const LocalNode& n : nodes) {
@@ -44,23 +49,27 @@ LocalSegmentOps SumSegmentOps(const trace::RankTrace& trace,
     const LocalNode& n = nodes[node_of_row[i]];
     if (n.type != trace::OpType::kCompute) continue;
     const uint32_t row = rows[i];
-    keyed.emplace_back(
-        uint64_t{static_cast<uint32_t>(n.seq)} << 32 | trace.name[row],
-        trace.dur_ns[row]);
+    keyed.push_back(
+        {uint64_t{static_cast<uint32_t>(n.seq)} << 32 | trace.name[row],
+         trace.LaunchOp(row), trace.dur_ns[row]});
   }
-  std::sort(keyed.begin(), keyed.end());
+  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+    return a.seq_name != b.seq_name ? a.seq_name < b.seq_name : a.op < b.op;
+  });
   LocalSegmentOps out;
   int32_t seq = 0;
   for (size_t i = 0; i < keyed.size();) {
-    const uint64_t key = keyed[i].first;
+    const uint64_t key = keyed[i].seq_name;
+    const uint32_t op = keyed[i].op;
     const auto this_seq = static_cast<int32_t>(key >> 32);
     for (; seq < this_seq; ++seq) {
       out.offsets.push_back(static_cast<uint32_t>(out.totals.size()));
     }
-    OpTotal t{.name = static_cast<uint32_t>(key & 0xffffffffu)};
-    for (; i < keyed.size() && keyed[i].first == key; ++i) {
+    OpTotal t{.name = static_cast<uint32_t>(key & 0xffffffffu), .op = op};
+    for (; i < keyed.size() && keyed[i].seq_name == key && keyed[i].op == op;
+         ++i) {
       ++t.count;
-      t.total_ns += keyed[i].second;
+      t.total_ns += keyed[i].dur_ns;
     }
     out.totals.push_back(t);
   }
@@ -105,13 +114,15 @@ void SegmentOpsBuilder::Add(size_t rank_index, int64_t step,
       for (uint32_t i = local.offsets[k]; i < local.offsets[k + 1]; ++i) {
         OpTotal t = local.totals[i];
         t.name = Intern(rank_index, t.name);
+        if (t.op != kNoLaunchOp) t.op = Intern(rank_index, t.op);
         out_.totals.push_back(t);
       }
     }
-    // Sorted by global id, so that two ranks' segments merge in one pass.
-    std::sort(
-        out_.totals.begin() + static_cast<ptrdiff_t>(begin), out_.totals.end(),
-        [](const OpTotal& a, const OpTotal& b) { return a.name < b.name; });
+    // Sorted by global ids, so that two ranks' segments merge in one pass.
+    std::sort(out_.totals.begin() + static_cast<ptrdiff_t>(begin),
+              out_.totals.end(), [](const OpTotal& a, const OpTotal& b) {
+                return a.name != b.name ? a.name < b.name : a.op < b.op;
+              });
     out_.offsets.push_back(out_.totals.size());
   }
 }

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Segment ops: what each compute segment ("compute #k", segments.h) of every
 // rank and kept step is made of, as per-name totals: for each distinct op
-// name (a GPU kernel, or a CPU op in a CPU-only trace) its count and summed
-// duration. Enough to say which kernels make a slow segment slow, without
-// keeping the trace's rows.
+// name (a GPU kernel, or a CPU op in a CPU-only trace) and, in GPU traces,
+// the CPU op that launched it (RankTrace::launch_op: aten::mm), its count
+// and summed duration. Enough to say which kernels, launched by which CPU
+// ops, make a slow segment slow, without keeping the trace's rows.
 //
 // Names are interned across ranks (a kernel has one id in every rank).
-// Memory: one OpTotal (16 bytes) per distinct name per segment and step, at
-// most one per op row, usually far fewer. Built by BuildGenericModel when
-// GenericOptions::keep_segment_ops is set.
+// Memory: one OpTotal (24 bytes) per distinct (name, launching op) per
+// segment and step, at most one per op row, usually far fewer. Built by
+// BuildGenericModel when GenericOptions::keep_segment_ops is set.
 
 #ifndef STRAG_SRC_GRAPH_GENERIC_SEGMENT_OPS_H_
 #define STRAG_SRC_GRAPH_GENERIC_SEGMENT_OPS_H_
@@ -25,10 +26,16 @@
 
 namespace strag::graph {
 
+// OpTotal::op when the ops were launched outside any CPU op, or are CPU ops
+// themselves (CPU-only traces).
+inline constexpr uint32_t kNoLaunchOp = UINT32_MAX;
+
 struct OpTotal {
   uint32_t name = 0;  // into SegmentOps::names
-  int32_t count = 0;  // ops of that name in the segment
+  int32_t count = 0;  // ops of that name (and op) in the segment
   int64_t total_ns = 0;
+  // The CPU op that launched them (into SegmentOps::names), or kNoLaunchOp.
+  uint32_t op = kNoLaunchOp;
 };
 
 struct SegmentOps {
@@ -43,7 +50,7 @@ struct SegmentOps {
   std::vector<uint32_t> first_segment{0};
   // Per (step index s, flat segment g = first_segment[r] + k): its totals
   // are totals[offsets[i] .. offsets[i + 1]), i = s * num_segments() + g,
-  // sorted by name id.
+  // sorted by name id, then op id.
   std::vector<uint64_t> offsets{0};
   std::vector<OpTotal> totals;
 
@@ -58,10 +65,11 @@ struct SegmentOps {
   std::span<const OpTotal> Of(size_t r, size_t k, size_t s) const;
 };
 
-// The per-name totals of the compute segments of one rank's step: `nodes`
-// and `node_of_row` as BuildLocalNodes returns them for `rows`. Names are
-// the trace's own ids (RankTrace::names). Per compute node in order: its
-// totals in totals[offsets[k] .. offsets[k + 1]).
+// The per-(name, launching op) totals of the compute segments of one
+// rank's step: `nodes` and `node_of_row` as BuildLocalNodes returns them
+// for `rows`. Names and ops are the trace's own ids (RankTrace::names).
+// Per compute node in order: its totals in totals[offsets[k] ..
+// offsets[k + 1]).
 struct LocalSegmentOps {
   std::vector<uint32_t> offsets{0};
   std::vector<OpTotal> totals;

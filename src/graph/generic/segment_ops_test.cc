@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "graph/generic/generic_test_util.h"
@@ -80,6 +81,38 @@ TEST(SegmentOpsTest, NamesInternedAcrossRanks) {
   EXPECT_EQ(ops.Of(0, 2, 0)[0].name, 1u);
   EXPECT_TRUE(ops.Of(0, 3, 0).empty());  // no compute #3
   EXPECT_TRUE(ops.Of(2, 0, 0).empty());  // no rank index 2
+}
+
+TEST(SegmentOpsTest, TotalsPerLaunchingCpuOp) {
+  trace::RankTrace t = TwoNames(0, {"mm", "add"});
+  t.names.push_back("aten::linear");
+  constexpr uint32_t kNo = trace::RankTrace::kNoLaunchOp;
+  t.launch_op = {kNo, 2, kNo, kNo, 2, kNo};  // rows 1 and 4 in aten::linear
+  std::vector<uint32_t> node_of_row;
+  const std::vector<LocalNode> n = BuildLocalNodes(t, AllRows(t), &node_of_row);
+  const LocalSegmentOps local = SumSegmentOps(t, AllRows(t), n, node_of_row);
+  EXPECT_EQ(local.offsets, (std::vector<uint32_t>{0, 2, 3, 4}));
+  ASSERT_EQ(local.totals.size(), 4u);
+  EXPECT_EQ(local.totals[0].op, 2u);  // mm in aten::linear: 5 us
+  EXPECT_EQ(local.totals[0].total_ns, 5'000);
+  EXPECT_EQ(local.totals[1].op, kNoLaunchOp);  // mm outside any: 4 us
+  EXPECT_EQ(local.totals[1].total_ns, 4'000);
+  EXPECT_EQ(local.totals[2].op, kNoLaunchOp);
+  EXPECT_EQ(local.totals[3].op, 2u);
+
+  SegmentOpsBuilder builder;
+  builder.AddRank(t, 3);
+  builder.Add(0, 1, local);
+  const SegmentOps ops = builder.Take();
+  const auto linear = static_cast<uint32_t>(
+      std::find(ops.names.begin(), ops.names.end(), "aten::linear") -
+      ops.names.begin());
+  ASSERT_LT(linear, ops.names.size());
+  ASSERT_EQ(ops.Of(0, 0, 0).size(), 2u);
+  EXPECT_EQ(ops.names[ops.Of(0, 0, 0)[0].name], "mm");
+  EXPECT_EQ(ops.Of(0, 0, 0)[0].op, linear);
+  EXPECT_EQ(ops.Of(0, 0, 0)[1].op, kNoLaunchOp);
+  EXPECT_EQ(ops.Of(0, 2, 0)[0].op, linear);
 }
 
 }  // namespace

@@ -12,9 +12,17 @@ namespace {
 constexpr size_t kNone = std::numeric_limits<size_t>::max();
 
 // Whether `op` lies inside `open` (see the constructor's contract).
-bool Inside(const CpuCommOp& op, const CpuCommOp& open) {
+template <typename Op>
+bool Inside(const Op& op, const Op& open) {
   return op.ts < open.end || op.ts == open.ts;
 }
+
+// A gloo op is the work of a call, never a caller: an isend's span runs
+// from the post to wait(), and the calls made meanwhile are not in it.
+bool ContainsNothing(const CpuCommOp& op) {
+  return op.family == CpuCommFamily::kGloo;
+}
+bool ContainsNothing(const CpuOpSpan&) { return false; }
 
 // The stack of open ops of one thread, as the constructor builds it, and
 // along it the ops that end later than every op above them ("the chain",
@@ -24,9 +32,10 @@ bool Inside(const CpuCommOp& op, const CpuCommOp& open) {
 // finds it. A push truncates the chain to the ops that end after the new
 // one and overwrites one slot; popping undoes exactly that (pushes and pops
 // are LIFO), so each step costs O(log n).
+template <typename Op>
 class OpenOps {
  public:
-  explicit OpenOps(const std::vector<CpuCommOp>& ops) : ops_(ops) {}
+  explicit OpenOps(const std::vector<Op>& ops) : ops_(ops) {}
 
   void Clear() {
     stack_.clear();
@@ -36,7 +45,7 @@ class OpenOps {
   // Op i starts: the ops that do not contain it close; it opens unless it
   // is a gloo op (which contains nothing).
   void Open(size_t i) {
-    const CpuCommOp& op = ops_[i];
+    const Op& op = ops_[i];
     while (!stack_.empty() && !Inside(op, ops_[stack_.back()])) {
       const Undo& u = undo_.back();
       if (u.prev != kNone) chain_[u.pos] = u.prev;
@@ -44,7 +53,7 @@ class OpenOps {
       undo_.pop_back();
       stack_.pop_back();
     }
-    if (op.family == CpuCommFamily::kGloo) return;
+    if (ContainsNothing(op)) return;
     const size_t pos =
         ChainPrefix([&](size_t c) { return ops_[c].end > op.end; });
     undo_.push_back(
@@ -78,12 +87,59 @@ class OpenOps {
                                chain_.begin());
   }
 
-  const std::vector<CpuCommOp>& ops_;
+  const std::vector<Op>& ops_;
   std::vector<size_t> stack_;
   std::vector<Undo> undo_;  // per stack entry
   std::vector<size_t> chain_;
   size_t chain_size_ = 0;
 };
+
+// CommNests::InnermostOf over `ops`, sorted as the constructor sorts them
+// (Op and Point name their thread alike).
+template <typename Op, typename Point>
+std::vector<int64_t> InnermostSweep(const std::vector<Op>& ops,
+                                    const std::vector<Point>& points) {
+  std::vector<int64_t> out(points.size(), -1);
+  std::vector<size_t> order(points.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  const auto before = [&](size_t a, size_t b) {
+    if (points[a].thread != points[b].thread) {
+      return points[a].thread < points[b].thread;
+    }
+    return points[a].t < points[b].t;
+  };
+  // Launches in row order often come sorted already (one thread, in time).
+  if (!std::is_sorted(order.begin(), order.end(), before)) {
+    std::stable_sort(order.begin(), order.end(), before);
+  }
+  OpenOps<Op> open(ops);
+  const size_t n = ops.size();
+  size_t next = 0;      // the next op to open
+  size_t last = kNone;  // the last op opened on the current thread
+  bool started = false;
+  decltype(Point::thread) thread{};
+  for (size_t q : order) {
+    const Point& p = points[q];
+    if (!started || p.thread != thread) {
+      started = true;
+      thread = p.thread;
+      open.Clear();
+      last = kNone;
+      while (next < n && ops[next].thread < thread) ++next;
+    }
+    // Opens the ops that start at or before t: `last` is then the last op
+    // of the thread with ts <= t, the one the ancestors' walk starts from.
+    while (next < n && ops[next].thread == thread && ops[next].ts <= p.t) {
+      open.Open(next);
+      last = next++;
+    }
+    if (last == kNone) continue;
+    const Op& op = ops[last];
+    out[q] = ContainsNothing(op) && op.end >= p.t ? static_cast<int64_t>(last)
+                                                  : open.Holding(p.t);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -154,43 +210,21 @@ void CommNests::MergeNests() {
 
 std::vector<int64_t> CommNests::InnermostOf(
     const std::vector<ThreadPoint>& points) const {
-  std::vector<int64_t> out(points.size(), -1);
-  std::vector<size_t> order(points.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (points[a].thread != points[b].thread) {
-      return points[a].thread < points[b].thread;
-    }
-    return points[a].t < points[b].t;
-  });
-  OpenOps open(ops_);
-  const size_t n = ops_.size();
-  size_t next = 0;      // the next op to open
-  size_t last = kNone;  // the last op opened on the current thread
-  bool started = false;
-  ThreadKey thread;
-  for (size_t q : order) {
-    const ThreadPoint& p = points[q];
-    if (!started || p.thread != thread) {
-      started = true;
-      thread = p.thread;
-      open.Clear();
-      last = kNone;
-      while (next < n && ops_[next].thread < thread) ++next;
-    }
-    // Opens the ops that start at or before t: `last` is then the last op
-    // of the thread with ts <= t, the one the ancestors' walk starts from.
-    while (next < n && ops_[next].thread == thread && ops_[next].ts <= p.t) {
-      open.Open(next);
-      last = next++;
-    }
-    if (last == kNone) continue;
-    const CpuCommOp& op = ops_[last];
-    out[q] = op.family == CpuCommFamily::kGloo && op.end >= p.t
-                 ? static_cast<int64_t>(last)
-                 : open.Holding(p.t);
+  return InnermostSweep(ops_, points);
+}
+
+std::vector<int64_t> InnermostCpuOps(std::vector<CpuOpSpan>* ops,
+                                     const std::vector<CpuOpPoint>& points) {
+  const auto before = [](const CpuOpSpan& a, const CpuOpSpan& b) {
+    if (a.thread != b.thread) return a.thread < b.thread;
+    if (a.ts != b.ts) return a.ts < b.ts;
+    return a.end > b.end;
+  };
+  // The ops of one thread come in time order in practice.
+  if (!std::is_sorted(ops->begin(), ops->end(), before)) {
+    std::stable_sort(ops->begin(), ops->end(), before);
   }
-  return out;
+  return InnermostSweep(*ops, points);
 }
 
 }  // namespace strag::ingest::kineto

@@ -63,6 +63,14 @@ class CommNests {
   std::vector<CommDetails> nest_details_;  // per root (others: empty)
 };
 
+// The innermost CPU op around each point (a launch), as
+// CommNests::InnermostOf finds it, for the plain CPU ops of a GPU trace
+// (aten::mm around its cudaLaunchKernel): an index into `ops`, which are
+// sorted first (by thread, start, then longest first); -1 when none.
+// O((n + q) log(n + q)) time, O(n + q) memory, whatever the depth.
+std::vector<int64_t> InnermostCpuOps(std::vector<CpuOpSpan>* ops,
+                                     const std::vector<CpuOpPoint>& points);
+
 }  // namespace strag::ingest::kineto
 
 #endif  // STRAG_SRC_INGEST_KINETO_COMM_NESTS_H_

@@ -116,6 +116,42 @@ TEST(CommNestsTest, SameAsWalkingTheNests) {
   }
 }
 
+// The plain CPU ops' sweep (a kernel's launching op) answers as the comm
+// nests do on the same ops (no gloo op: every cpu_op may contain others).
+TEST(CommNestsTest, InnermostCpuOpsAsTheNests) {
+  std::mt19937_64 random(13);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<CpuCommOp> ops = RandomOps(&random, 1 + random() % 30);
+    std::vector<CpuOpSpan> spans;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      ops[i].family = CpuCommFamily::kRecordParamComms;
+      ops[i].name = static_cast<uint32_t>(i);
+      spans.push_back({ops[i].ts, ops[i].end,
+                       static_cast<uint32_t>(ops[i].thread.tid), ops[i].name});
+    }
+    const CommNests nests(std::move(ops));
+    std::vector<ThreadPoint> points;
+    for (int q = 0; q < 40; ++q) {
+      points.push_back({{1, static_cast<int64_t>(random() % 4)},
+                        static_cast<int64_t>(random() % 70) - 3});
+    }
+    std::vector<CpuOpPoint> cpu_points;  // thread index = tid
+    for (const ThreadPoint& p : points) {
+      cpu_points.push_back({static_cast<uint32_t>(p.thread.tid), p.t});
+    }
+    const std::vector<int64_t> expected = nests.InnermostOf(points);
+    const std::vector<int64_t> innermost = InnermostCpuOps(&spans, cpu_points);
+    ASSERT_EQ(innermost.size(), points.size());
+    for (size_t q = 0; q < points.size(); ++q) {
+      ASSERT_EQ(innermost[q] < 0, expected[q] < 0) << "round " << round;
+      if (expected[q] < 0) continue;
+      ASSERT_EQ(spans[static_cast<size_t>(innermost[q])].name,
+                nests.ops()[static_cast<size_t>(expected[q])].name)
+          << "round " << round << ", point " << q;
+    }
+  }
+}
+
 // 200k ops nested 200k deep and a query at each one's start and end: with
 // a walk up the nest per query or a sort of the nest per kernel this is
 // ~10^10 steps; here it is a few hundred milliseconds at most (no timing

@@ -78,6 +78,24 @@ void Warn(const LinkCounts& c, const TraceRecords& r,
   }
 }
 
+// launch_op of every row: the innermost CPU op around its launch (the
+// launches of rows `rows`, in that order), all found in one sweep. Left
+// empty when no row has one. Frees the CPU ops.
+void LinkLaunchOps(const std::vector<CpuOpPoint>& launches,
+                   const std::vector<size_t>& rows, TraceRecords* records) {
+  TraceRecords& r = *records;
+  const std::vector<int64_t> innermost = InnermostCpuOps(&r.cpu_ops, launches);
+  std::vector<uint32_t>& launch_op = r.out.launch_op;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (innermost[k] < 0) continue;
+    if (launch_op.empty()) {
+      launch_op.assign(r.out.size(), trace::RankTrace::kNoLaunchOp);
+    }
+    launch_op[rows[k]] = r.cpu_ops[static_cast<size_t>(innermost[k])].name;
+  }
+  r.cpu_ops = {};
+}
+
 }  // namespace
 
 void LinkGpuOps(const CommNests& nests, TraceRecords* records) {
@@ -89,16 +107,31 @@ void LinkGpuOps(const CommNests& nests, TraceRecords* records) {
                                 : a.ts < b.ts;
                    });
   LinkCounts counts;
+  // The launches of rows `launch_rows`, when there are CPU ops to find.
+  std::vector<CpuOpPoint> launches;
+  std::vector<size_t> launch_rows;
+  if (!r.cpu_ops.empty()) {
+    launches.reserve(r.out.size());
+    launch_rows.reserve(r.out.size());
+  }
   for (size_t row = 0; row < r.out.size(); ++row) {
     const int64_t correlation = r.row_correlation[row];
     const LaunchRecord* launch =
         correlation >= 0 ? FindLaunch(r.launches, correlation) : nullptr;
     if (launch != nullptr) {
       r.out.launch_ns[row] = launch->ts;
+      // A launch on a thread without CPU ops has none around it.
+      const int64_t thread =
+          r.cpu_ops.empty() ? -1 : r.FindThreadIndex(launch->thread);
+      if (thread >= 0) {
+        launches.push_back({static_cast<uint32_t>(thread), launch->ts});
+        launch_rows.push_back(row);
+      }
     } else {
       ++counts.rows_without_launch;
     }
   }
+  LinkLaunchOps(launches, launch_rows, &r);
   // The CPU comm op around each kernel's launch, all found in one sweep.
   std::vector<const LaunchRecord*> launch_of;
   std::vector<ThreadPoint> points;

@@ -4,7 +4,8 @@
 // an independent Python script (json + gzip + decimal): per file the rank
 // and world size, events, steps, GPU ops, kernels, NCCL collectives by type
 // (SendRecv kernels typed by the CPU op that launched them), the first GPU
-// op's start and the sum of GPU op durations in exact nanoseconds.
+// op's start and the sum of GPU op durations in exact nanoseconds; and
+// the CPU ops that launched the GPU ops.
 
 #include <gtest/gtest.h>
 
@@ -188,6 +189,57 @@ TEST(KinetoGoldenTest, EveryGpuTrace) {
     EXPECT_EQ(nccl, g.nccl);
     EXPECT_EQ(first, g.first_gpu_ns);
     EXPECT_EQ(dur, g.gpu_dur_ns);
+  }
+}
+
+// The CPU op that launched each GPU op (RankTrace::launch_op), cross-checked
+// with an independent Python script (the latest-starting, then shortest
+// cpu_op on the launch's thread that holds its ts): GPU ops with one, and
+// the op that launched the most (ties: the first name).
+TEST(KinetoGoldenTest, LaunchingCpuOps) {
+  SKIP_WITHOUT_DATA();
+  struct LaunchGolden {
+    const char* file;
+    size_t launched;
+    const char* top_op;
+    int64_t top_count;
+  };
+  const LaunchGolden goldens[] = {
+      {"amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", 16, "aten::add_",
+       2},  // ties: the first name
+      {"df_index_resolver/df_index_resolver.json.gz", 22290, "aten::add_",
+       4040},
+      {"nccl_parser_config/nccl_data.json.gz", 3774,
+       "aten::convolution_backward", 1005},
+      {"negative_queue_length_values_check/rank0.json.gz", 6785, "aten::copy_",
+       1365},
+      {"ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", 6095,
+       "aten::copy_", 1600},
+      {"sampled-2of128/sampled_rank-0.json.gz", 1188, "aten::mm", 233},
+      {"sampled-2of128/sampled_rank-1.json.gz", 1138, "aten::mm", 233},
+      {"trace_diff/control/control.json.gz", 9402, "aten::mm", 1692},
+      {"trace_diff/test/test.json.gz", 14970, "aten::copy_", 5190},
+  };
+  for (const LaunchGolden& g : goldens) {
+    SCOPED_TRACE(g.file);
+    const Result<trace::RankTrace> read = Read(g.file);
+    ASSERT_TRUE(read.ok()) << read.status().message();
+    const trace::RankTrace& t = *read;
+    std::map<std::string, int64_t> by_op;
+    size_t launched = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const uint32_t op = t.LaunchOp(i);
+      if (op == trace::RankTrace::kNoLaunchOp) continue;
+      ++launched;
+      ++by_op[t.names[op]];
+    }
+    EXPECT_EQ(launched, g.launched);
+    const auto top = std::max_element(
+        by_op.begin(), by_op.end(),
+        [](const auto& a, const auto& b) { return a.second < b.second; });
+    ASSERT_NE(top, by_op.end());
+    EXPECT_EQ(top->first, g.top_op);
+    EXPECT_EQ(top->second, g.top_count);
   }
 }
 

@@ -400,6 +400,98 @@ TEST(KinetoParserTest, InputDimsOfCpuOps) {
   EXPECT_EQ(t.names[t.name[0]], "gemm");
 }
 
+// The CPU op that launched each kernel (RankTrace::launch_op): kernels
+// first in the file; on thread 10 aten::linear holds aten::addmm (zero-
+// length aten::view inside it), a launch in each and one after both;
+// thread 11's op holds a launch at a time thread 10's ops also cover;
+// thread 12 has no op; a launch where an op starts, and one where an op
+// ends (both held); record_param_comms around an NCCL launch.
+const char* const kLaunchOpsTrace = R"js({"traceEvents": [
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 200, "dur": 5, "args": {"stream": 7, "correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "bias", "pid": 0, "tid": 7, "ts": 210, "dur": 5, "args": {"stream": 7, "correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "loose", "pid": 0, "tid": 7, "ts": 320, "dur": 5, "args": {"stream": 7, "correlation": 3}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD", "pid": 0, "tid": 8, "ts": 220, "dur": 5, "args": {"stream": 8, "correlation": 4}},
+  {"ph": "X", "cat": "kernel", "name": "other thread", "pid": 0, "tid": 7, "ts": 230, "dur": 5, "args": {"stream": 7, "correlation": 5}},
+  {"ph": "X", "cat": "kernel", "name": "at start", "pid": 0, "tid": 7, "ts": 420, "dur": 5, "args": {"stream": 7, "correlation": 6}},
+  {"ph": "X", "cat": "kernel", "name": "at end", "pid": 0, "tid": 7, "ts": 520, "dur": 5, "args": {"stream": 7, "correlation": 7}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 20, "ts": 620, "dur": 5, "args": {"stream": 20, "correlation": 8}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 10, "ts": 0, "dur": 1000},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 10, "ts": 100, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 10, "ts": 110, "dur": 40},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::view", "pid": 1, "tid": 10, "ts": 115, "dur": 0},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 10, "ts": 120, "dur": 5, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 10, "ts": 160, "dur": 5, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 10, "ts": 300, "dur": 5, "args": {"correlation": 3}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 1, "tid": 11, "ts": 121, "dur": 50},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 11, "ts": 125, "dur": 5, "args": {"correlation": 4}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 12, "ts": 125, "dur": 5, "args": {"correlation": 5}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 10, "ts": 400, "dur": 10},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 10, "ts": 400, "dur": 5, "args": {"correlation": 6}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 10, "ts": 500, "dur": 10},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 10, "ts": 510, "dur": 5, "args": {"correlation": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 10, "ts": 600, "dur": 20, "args": {"Collective name": "allreduce", "Group size": 2, "Process Group Name": "0"}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 10, "ts": 605, "dur": 5, "args": {"correlation": 8}}
+]})js";
+
+TEST(KinetoParserTest, LaunchOpIsTheInnermostCpuOpAroundTheLaunch) {
+  const trace::RankTrace t = ParseOk(kLaunchOpsTrace, "rank0.json");
+  ASSERT_EQ(t.size(), 8u);
+  ASSERT_EQ(t.launch_op.size(), t.size());
+  const auto op_of = [&](std::string_view kernel) -> std::string {
+    const uint32_t op = t.LaunchOp(Row(t, kernel));
+    return op == trace::RankTrace::kNoLaunchOp ? "(none)" : t.names[op];
+  };
+  EXPECT_EQ(op_of("gemm"), "aten::addmm");  // not the zero-length view
+  EXPECT_EQ(op_of("bias"), "aten::linear");
+  EXPECT_EQ(op_of("loose"), "(none)");
+  EXPECT_EQ(op_of("Memcpy DtoD"), "aten::copy_");
+  EXPECT_EQ(op_of("other thread"), "(none)");
+  EXPECT_EQ(op_of("at start"), "aten::add");
+  EXPECT_EQ(op_of("at end"), "aten::mul");
+  EXPECT_EQ(op_of("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)"),
+            "record_param_comms");
+  // Only the names rows use are kept.
+  EXPECT_EQ(std::count(t.names.begin(), t.names.end(), "aten::view"), 0);
+}
+
+TEST(KinetoParserTest, NoLaunchOpColumnWithoutCpuOps) {
+  const char* json = R"js({"traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 6, "dur": 2, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 30, "dur": 5, "args": {"stream": 7, "correlation": 1}}
+  ]})js";
+  const trace::RankTrace t = ParseOk(json, "rank0.json");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_TRUE(t.launch_op.empty());
+  EXPECT_EQ(t.LaunchOp(0), trace::RankTrace::kNoLaunchOp);
+  const trace::RankTrace cpu = ParseOk(R"js({"traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 10}
+  ]})js", "rank0.json");
+  EXPECT_TRUE(cpu.cpu_only);
+  EXPECT_TRUE(cpu.launch_op.empty());  // its rows are the CPU ops
+}
+
+// Two profiling cycles merged: the launching ops follow their names, and a
+// cycle without the column gets none.
+TEST(KinetoParserTest, MergedCyclesKeepTheirLaunchOps) {
+  trace::RankTrace into = ParseOk(R"js({"traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 6, "dur": 2, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 30, "dur": 5, "args": {"stream": 7, "correlation": 1}}
+  ]})js", "rank0.json");
+  trace::RankTrace from = ParseOk(kLaunchOpsTrace, "rank0.json");
+  ASSERT_TRUE(into.launch_op.empty());
+  const size_t rows = into.size();
+  const std::string gemm_op = from.names[from.LaunchOp(Row(from, "gemm"))];
+  ASSERT_TRUE(trace::MergeRankTraces(std::move(from), &into));
+  ASSERT_EQ(into.launch_op.size(), into.size());
+  EXPECT_EQ(into.LaunchOp(0), trace::RankTrace::kNoLaunchOp);
+  size_t gemm = rows;
+  while (gemm < into.size() && into.names[into.name[gemm]] != "gemm") ++gemm;
+  ASSERT_LT(gemm, into.size());
+  EXPECT_EQ(into.names[into.LaunchOp(gemm)], gemm_op);
+  EXPECT_EQ(gemm_op, "aten::addmm");
+}
+
 TEST(KinetoParserTest, SyntheticTraceCounts) {
   kineto::SyntheticTraceSpec spec;
   kineto::SyntheticTraceCounts counts;
@@ -412,6 +504,17 @@ TEST(KinetoParserTest, SyntheticTraceCounts) {
   EXPECT_EQ(t.rank, spec.rank);
   EXPECT_TRUE(t.warnings.empty()) << t.warnings.front();
   for (size_t i = 0; i < t.size(); ++i) EXPECT_GE(t.launch_ns[i], 0);
+  // Each kernel's launch sits in its cpu_op; a collective's innermost is
+  // record_param_comms (nccl:* is a user annotation).
+  ASSERT_EQ(t.launch_op.size(), t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    ASSERT_NE(t.launch_op[i], trace::RankTrace::kNoLaunchOp);
+    const std::string& op = t.names[t.launch_op[i]];
+    EXPECT_EQ(op == "record_param_comms", t.comm[i] >= 0) << op;
+    if (t.names[t.name[i]] == "ampere_sgemm_128x64_tn") {
+      EXPECT_EQ(op, "aten::addmm");
+    }
+  }
   for (const trace::CommOp& op : t.comms) {
     EXPECT_EQ(op.kind, OpType::kAllReduce);
     EXPECT_EQ(op.group_size, spec.world_size);
@@ -424,8 +527,8 @@ TEST(KinetoParserTest, PiecesCutAnywhereGiveTheSameResult) {
   spec.steps = 1;
   spec.kernels_per_step = 3;
   spec.kernels_per_collective = 2;
-  std::vector<std::string> texts = {kGpuTrace,
-                                    kineto::SyntheticKinetoTrace(spec)};
+  std::vector<std::string> texts = {
+      kGpuTrace, kineto::SyntheticKinetoTrace(spec), kLaunchOpsTrace};
   texts.push_back(texts[0].substr(0, texts[0].size() / 2));  // truncated
   std::string bad_event = texts[0];
   bad_event.replace(bad_event.find("\"dur\": 20,"), 10, "\"dur\": 20,,");

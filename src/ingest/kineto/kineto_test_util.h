@@ -303,6 +303,7 @@ inline std::string RankTraceDifference(const trace::RankTrace& a,
   if (a.launch_ns != b.launch_ns) return "launch_ns";
   if (a.stream != b.stream || a.comm != b.comm) return "stream / comm";
   if (a.name != b.name || a.names != b.names) return "names";
+  if (a.launch_op != b.launch_op) return "launch_op";
   if (!same_comms()) return "comms";
   const auto same_shapes = [&] {
     if (a.input_shapes.size() != b.input_shapes.size()) return false;

@@ -123,6 +123,17 @@ std::string_view ComputeKernelName(OpType type, int32_t piece) {
          "AdamFunctor<float>)";
 }
 
+std::string_view ComputeOpName(OpType type, int32_t piece) {
+  static constexpr std::string_view kForward[] = {
+      "aten::linear", "aten::_flash_attention_forward", "aten::gelu"};
+  static constexpr std::string_view kBackward[] = {
+      "aten::mm", "aten::_flash_attention_backward", "aten::gelu_backward"};
+  const auto k = static_cast<size_t>(piece) % 3;
+  if (type == OpType::kForwardCompute) return kForward[k];
+  if (type == OpType::kBackwardCompute) return kBackward[k];
+  return "aten::_fused_adam_";
+}
+
 
 Message MessageOf(OpType type, Kind kind, int64_t group_size) {
   constexpr int64_t kShard = 16'777'216;  // DP shard of the grads / params

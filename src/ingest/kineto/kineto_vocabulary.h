@@ -52,6 +52,12 @@ std::string_view NcclKernelName(Kind kind, bool f32, NcclKernelNames names);
 // kernels cycles through them.
 std::string_view ComputeKernelName(OpType type, int32_t piece);
 
+// The CPU op (cpu_op) that launches ComputeKernelName(type, piece), as
+// torch names the innermost op around the launch: "aten::linear" /
+// "aten::mm" for the forward / backward GEMM, "aten::_flash_attention_*",
+// "aten::gelu*", "aten::_fused_adam_" for the optimizer.
+std::string_view ComputeOpName(OpType type, int32_t piece);
+
 Message MessageOf(OpType type, Kind kind, int64_t group_size);
 
 void AppendInt(std::string* out, int64_t value);

@@ -24,6 +24,7 @@ using kineto_export::IsComm;
 using kineto_export::IsFloat;
 using kineto_export::NcclKernelName;
 using kineto_export::ComputeKernelName;
+using kineto_export::ComputeOpName;
 using kineto_export::Message;
 using kineto_export::MessageOf;
 using kineto_export::AppendInt;
@@ -654,15 +655,15 @@ void KinetoExport::WriteItem(const Item& it, int32_t rank,
   if (!IsComm(kind)) {
     const int64_t tokens =
         it.row < table_->tokens.size() ? table_->tokens[it.row] : 0;
-    if (it.piece == 0 && tokens > 0) {
-      // The operator that launches the microbatch's first kernel, with its
-      // shapes as record_shapes writes them: activations [1, tokens,
-      // hidden] (the microbatch's sequences packed), a weight, a bias.
-      sink->Cpu("cpu_op", type == OpType::kForwardCompute ? "aten::linear" : "aten::mm",
-                it.launch, it.cpu_dur, "External id", external,
-                InputDimsArgs(tokens));
-      ++stats->shaped_ops;
-    }
+    // The operator that launches each kernel (its launch slot). That of
+    // the microbatch's first kernel has its shapes as record_shapes writes
+    // them: activations [1, tokens, hidden] (the microbatch's sequences
+    // packed), a weight, a bias.
+    const bool shaped = it.piece == 0 && tokens > 0;
+    sink->Cpu("cpu_op", ComputeOpName(type, it.piece), it.launch, it.cpu_dur,
+              "External id", external, shaped ? InputDimsArgs(tokens) : "");
+    ++stats->cpu_ops;
+    stats->shaped_ops += shaped;
     sink->Kernel(ComputeKernelName(type, it.piece), kComputeStream, external,
                  it.launch, it.cpu_dur, it.start, it.end, "");
     return;

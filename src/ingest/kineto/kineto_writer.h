@@ -80,7 +80,8 @@ struct KinetoRankStats {
   int64_t kernels = 0;       // kernel events (each with its launch)
   int64_t nccl_kernels = 0;  // of them communication kernels
   int64_t cpu_pauses = 0;    // gc ops, written as CPU events
-  int64_t shaped_ops = 0;    // cpu_ops with "Input Dims" (microbatch tokens)
+  int64_t cpu_ops = 0;       // cpu_ops launching a compute kernel
+  int64_t shaped_ops = 0;    // of them with "Input Dims" (microbatch tokens)
   int64_t skipped_noop_p2p = 0;
   int64_t steps = 0;  // ProfilerStep#N spans
 };

@@ -146,6 +146,7 @@ void RankTraceBuilder::Reserve(uint64_t text_bytes) {
   reserve(out.name);
   reserve(records_.row_correlation);
   reserve(records_.launches);
+  reserve(records_.cpu_ops);
   if (!reserved) {  // gives back what was reserved (nothing is in yet)
     const auto release = [](auto& column) {
       std::remove_reference_t<decltype(column)>().swap(column);
@@ -158,6 +159,7 @@ void RankTraceBuilder::Reserve(uint64_t text_bytes) {
     release(out.name);
     release(records_.row_correlation);
     release(records_.launches);
+    release(records_.cpu_ops);
   }
 }
 
@@ -383,6 +385,12 @@ void RankTraceBuilder::AddCpuSide(const KinetoEvent& event, bool is_cpu_op,
     return;
   }
   const CpuCommFamily family = CpuCommFamilyOf(event.name);
+  // Any cpu_op may be the one that launches a kernel (the trace's GPU ops
+  // may come later in the file); a gloo op's span is no caller's.
+  if (is_cpu_op && family != CpuCommFamily::kGloo) {
+    records_.cpu_ops.push_back(
+        {ts, end, records_.ThreadIndex(thread), records_.Intern(event.name)});
+  }
   if (family != CpuCommFamily::kNone) {
     CpuCommOp op{thread, ts, end, family, records_.Intern(event.name), {}};
     op.details = DetailsFromArgs(event.comm);
@@ -474,6 +482,7 @@ Result<trace::RankTrace> RankTraceBuilder::Finish(const KinetoMetadata& meta,
   if (records_.seen_gpu_op) {
     LinkGpuOps(nests, &records_);
   } else {
+    records_.cpu_ops = {};
     BuildCpuOnlyRows(nests, &records_);
   }
   Account();
@@ -563,7 +572,7 @@ void RankTraceBuilder::ApplyBaseTime(int64_t base_ns) {
 }
 
 // Keeps only the names of rows, in order of first use by a row, then
-// those of input shapes.
+// those of launching CPU ops, then those of input shapes.
 void RankTraceBuilder::CompactNames() {
   trace::RankTrace& out = records_.out;
   std::vector<int64_t> remap(out.names.size(), -1);
@@ -576,6 +585,9 @@ void RankTraceBuilder::CompactNames() {
     *name = static_cast<uint32_t>(remap[*name]);
   };
   for (uint32_t& name : out.name) keep(&name);
+  for (uint32_t& op : out.launch_op) {
+    if (op != trace::RankTrace::kNoLaunchOp) keep(&op);
+  }
   for (trace::InputShape& shape : out.input_shapes) keep(&shape.name);
   out.names = std::move(names);
 }

@@ -68,6 +68,23 @@ int32_t TraceRecords::StreamId(int64_t id) {
   return it->second;
 }
 
+uint32_t TraceRecords::ThreadIndex(const ThreadKey& thread) {
+  // CPU ops come in runs of one thread: most calls are the last one's.
+  if (last_thread_index_ != UINT32_MAX && thread == last_thread_) {
+    return last_thread_index_;
+  }
+  const auto [it, added] = thread_index_.try_emplace(
+      thread, static_cast<uint32_t>(thread_index_.size()));
+  last_thread_ = thread;
+  last_thread_index_ = it->second;
+  return it->second;
+}
+
+int64_t TraceRecords::FindThreadIndex(const ThreadKey& thread) const {
+  const auto it = thread_index_.find(thread);
+  return it == thread_index_.end() ? -1 : int64_t{it->second};
+}
+
 trace::CommOp CommDetails::ToCommOp() const {
   trace::CommOp op;
   op.kind = has_kind ? kind : trace::OpType::kOtherComm;

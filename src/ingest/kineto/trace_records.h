@@ -62,6 +62,21 @@ struct CpuCommOp {
   CommDetails details;
 };
 
+// A cpu_op of any kind but gloo (aten::mm, record_param_comms, ...): what
+// finding the op that launched a kernel needs of it (24 bytes).
+struct CpuOpSpan {
+  int64_t ts = 0;
+  int64_t end = 0;
+  uint32_t thread = 0;  // TraceRecords::ThreadIndex
+  uint32_t name = 0;    // into RankTrace::names
+};
+
+// A launch on a thread (TraceRecords::ThreadIndex), for InnermostCpuOps.
+struct CpuOpPoint {
+  uint32_t thread = 0;
+  int64_t t = 0;
+};
+
 // A cuda_runtime / cuda_driver call with a correlation id.
 struct LaunchRecord {
   int64_t correlation = 0;
@@ -100,6 +115,7 @@ struct TraceRecords {
   std::vector<CpuCommOp> comm_ops;
   std::vector<StepRecord> steps;
   std::vector<CpuCandidate> candidates;
+  std::vector<CpuOpSpan> cpu_ops;  // until Finish (GPU traces use them)
   bool seen_gpu_op = false;
   int64_t cpu_plain = 0;  // cpu_op events that are neither steps nor comm
   std::map<std::string, int64_t> skipped;
@@ -112,6 +128,10 @@ struct TraceRecords {
   // CUDA stream ids, or thread ids in CPU-only traces, as int32: values
   // that do not fit (string tids, huge ids) get ids from 2^30 up.
   int32_t StreamId(int64_t id);
+  // A small id per thread of CPU ops (0, 1, ... in order of first use);
+  // FindThreadIndex: -1 for a thread without one.
+  uint32_t ThreadIndex(const ThreadKey& thread);
+  int64_t FindThreadIndex(const ThreadKey& thread) const;
   void Skip(const std::string& reason, int64_t count = 1);
 
  private:
@@ -126,11 +146,15 @@ struct TraceRecords {
       name_index_;
   std::unordered_map<std::string, int32_t> group_index_;
   std::map<int64_t, int32_t> big_streams_;
+  std::map<ThreadKey, uint32_t> thread_index_;
+  ThreadKey last_thread_;  // of the last ThreadIndex call, and its index
+  uint32_t last_thread_index_ = UINT32_MAX;
 };
 
 class CommNests;
 
-// GPU trace: sets launch_ns of every row from its correlation, and builds
+// GPU trace: sets launch_ns of every row from its correlation, launch_op
+// from the innermost of `records->cpu_ops` around that launch, and builds
 // the CommOp of every NCCL kernel from the kernel, its args and the CPU
 // comm ops around its launch; warns about what cannot be linked.
 void LinkGpuOps(const CommNests& nests, TraceRecords* records);

@@ -21,14 +21,22 @@ struct Row {
   const OpExcess* op;
 };
 
-std::vector<Row> TopRows(const KernelDetail& d) {
+// Kernel names in a CPU op's cell.
+constexpr size_t kKernelsListed = 3;
+
+// Rows of CPU ops with their kernels where the trace names them (`by_op`),
+// else of names.
+std::vector<Row> TopRows(const KernelDetail& d, bool by_op) {
+  const std::vector<OpExcess>& ops = by_op ? d.launch_ops : d.ops;
   std::vector<Row> rows;
-  for (size_t k = 0; k < d.ops.size() && k < kAllSegmentRows; ++k) {
-    rows.push_back({-1, &d.ops[k]});
+  for (size_t k = 0; k < ops.size() && k < kAllSegmentRows; ++k) {
+    rows.push_back({-1, &ops[k]});
   }
   const size_t all = rows.size();
   for (const SegmentExcess& s : d.segments) {
-    for (const OpExcess& op : s.ops) rows.push_back({s.segment, &op});
+    for (const OpExcess& op : by_op ? s.launch_ops : s.ops) {
+      rows.push_back({s.segment, &op});
+    }
   }
   std::stable_sort(rows.begin() + static_cast<ptrdiff_t>(all), rows.end(),
                    [](const Row& a, const Row& b) {
@@ -44,34 +52,61 @@ std::string StepList(const std::vector<int64_t>& steps) {
   return out;
 }
 
+// The CPU op and kernels cells of a launch_ops row: a CPU op and its top
+// kernels with their counts, or "(none)" and the kernel launched outside
+// any CPU op.
+std::string LaunchCells(const OpExcess& op) {
+  if (op.kernels.empty()) {
+    return "<td>(none)</td><td>" + HtmlEscape(op.name) + "</td>";
+  }
+  std::string kernels;
+  for (size_t k = 0; k < op.kernels.size() && k < kKernelsListed; ++k) {
+    kernels +=
+        (k == 0 ? "" : "<br>") + HtmlEscape(op.kernels[k].name) +
+        StrFormat(" &times;%lld", static_cast<long long>(op.kernels[k].count));
+  }
+  if (op.kernels.size() > kKernelsListed) {
+    kernels += StrFormat("<br>%zu more", op.kernels.size() - kKernelsListed);
+  }
+  return "<td>" + HtmlEscape(op.name) + "</td><td>" + kernels + "</td>";
+}
+
 void RankTable(std::string* out, const KernelDetail& d) {
+  const bool by_op = !d.launch_ops.empty();
   *out += StrFormat(
       "<h3>Rank %d</h3>\n<p class=\"note\">%s of its compute segments in "
       "step(s) %s against rank %d, the median of its %d stage peer(s): "
       "compute %s%s.</p>\n",
-      d.rank, d.cpu_ops ? "CPU ops" : "GPU kernels", StepList(d.steps).c_str(),
-      d.median_rank, d.peers, d.excess_s >= 0 ? "+" : "",
-      Duration(d.excess_s).c_str());
+      d.rank,
+      d.cpu_ops ? "CPU ops"
+      : by_op   ? "GPU kernels, by the CPU op that launched them,"
+                : "GPU kernels",
+      StepList(d.steps).c_str(), d.median_rank, d.peers,
+      d.excess_s >= 0 ? "+" : "", Duration(d.excess_s).c_str());
   *out += StrFormat(
       "<table class=\"kernel-detail\" id=\"kernel-detail-%d\">\n<tr>"
       "<th>segment</th><th>%s</th><th class=\"num\">count</th><th "
       "class=\"num\">total</th><th class=\"num\">on rank %d</th><th "
       "class=\"num\">excess</th><th class=\"num\">ratio</th></tr>\n",
-      d.rank, d.cpu_ops ? "op" : "kernel", d.median_rank);
-  for (const Row& row : TopRows(d)) {
+      d.rank,
+      d.cpu_ops ? "op"
+      : by_op   ? "CPU op</th><th>kernels"
+                : "kernel",
+      d.median_rank);
+  for (const Row& row : TopRows(d, by_op)) {
     const OpExcess& op = *row.op;
-    *out += (row.segment < 0
-                 ? std::string("<tr><td>all compute</td><td>")
-                 : StrFormat("<tr><td>compute #%d</td><td>", row.segment)) +
-            HtmlEscape(op.name) +
-            StrFormat(
-                "</td><td class=\"num\">%lld</td><td class=\"num\">%s"
-                "</td><td class=\"num\">%s</td><td class=\"num\">%s%s"
-                "</td><td class=\"num\">%s</td></tr>\n",
-                static_cast<long long>(op.count), Duration(op.total_s).c_str(),
-                Duration(op.median_total_s).c_str(),
-                op.excess_s >= 0 ? "+" : "", Duration(op.excess_s).c_str(),
-                op.ratio > 0 ? StrFormat("%.2fx", op.ratio).c_str() : "new");
+    *out +=
+        (row.segment < 0 ? std::string("<tr><td>all compute</td>")
+                         : StrFormat("<tr><td>compute #%d</td>", row.segment)) +
+        (by_op ? LaunchCells(op) : "<td>" + HtmlEscape(op.name) + "</td>") +
+        StrFormat(
+            "<td class=\"num\">%lld</td><td class=\"num\">%s"
+            "</td><td class=\"num\">%s</td><td class=\"num\">%s%s"
+            "</td><td class=\"num\">%s</td></tr>\n",
+            static_cast<long long>(op.count), Duration(op.total_s).c_str(),
+            Duration(op.median_total_s).c_str(), op.excess_s >= 0 ? "+" : "",
+            Duration(op.excess_s).c_str(),
+            op.ratio > 0 ? StrFormat("%.2fx", op.ratio).c_str() : "new");
   }
   *out += "</table>\n";
 }

@@ -4,9 +4,14 @@
 namespace strag::report {
 namespace {
 
-void WriteOp(JsonWriter* w, const OpExcess& op) {
+// `launched`: an entry of launch_ops (with `cpu_op` and `kernels`).
+void WriteOp(JsonWriter* w, const OpExcess& op, bool launched = false) {
   w->BeginObject();
   w->FieldString("name", op.name);
+  if (launched) {
+    w->Key("cpu_op");  // false: a kernel launched outside any CPU op
+    w->Bool(!op.kernels.empty());
+  }
   w->FieldInt("count", op.count);
   w->FieldInt("median_count", op.median_count);
   w->Field("total_s", op.total_s);
@@ -18,7 +23,20 @@ void WriteOp(JsonWriter* w, const OpExcess& op) {
   } else {
     w->Null();
   }
+  if (launched) {
+    w->Key("kernels");
+    w->BeginArray();
+    for (const OpExcess& k : op.kernels) WriteOp(w, k);
+    w->EndArray();
+  }
   w->EndObject();
+}
+
+void WriteLaunchOps(JsonWriter* w, const std::vector<OpExcess>& ops) {
+  w->Key("launch_ops");
+  w->BeginArray();
+  for (const OpExcess& op : ops) WriteOp(w, op, true);
+  w->EndArray();
 }
 
 void WriteSegment(JsonWriter* w, const SegmentExcess& s) {
@@ -31,6 +49,7 @@ void WriteSegment(JsonWriter* w, const SegmentExcess& s) {
   w->BeginArray();
   for (const OpExcess& op : s.ops) WriteOp(w, op);
   w->EndArray();
+  WriteLaunchOps(w, s.launch_ops);
   w->EndObject();
 }
 
@@ -51,6 +70,7 @@ void WriteKernelDetail(JsonWriter* w, const std::vector<KernelDetail>& detail) {
     w->BeginArray();
     for (const OpExcess& op : d.ops) WriteOp(w, op);
     w->EndArray();
+    WriteLaunchOps(w, d.launch_ops);
     w->Key("segments");
     w->BeginArray();
     for (const SegmentExcess& s : d.segments) WriteSegment(w, s);

@@ -31,12 +31,22 @@ struct Line {
   const OpExcess* op;
 };
 
+// What the lines list: CPU ops with their kernels where the trace names
+// them, else the names.
+const std::vector<OpExcess>& Listed(const KernelDetail& d) {
+  return d.launch_ops.empty() ? d.ops : d.launch_ops;
+}
+const std::vector<OpExcess>& Listed(const KernelDetail& d,
+                                    const SegmentExcess& s) {
+  return d.launch_ops.empty() ? s.ops : s.launch_ops;
+}
+
 // The rank's ops with a positive excess, largest first (stable: segment
 // order, then the segment's own order).
 std::vector<Line> TopOps(const KernelDetail& d, size_t top) {
   std::vector<Line> lines;
   for (const SegmentExcess& s : d.segments) {
-    for (const OpExcess& op : s.ops) {
+    for (const OpExcess& op : Listed(d, s)) {
       if (op.excess_s > 0) lines.push_back({&s, &op});
     }
   }
@@ -48,11 +58,28 @@ std::vector<Line> TopOps(const KernelDetail& d, size_t top) {
   return lines;
 }
 
-// "NAME +12.4 ms (1.40x, 96 kernels)".
+// Kernel names listed after a CPU op's count.
+constexpr size_t kKernelsListed = 2;
+
+// "NAME +12.4 ms (1.40x, 96 kernels)"; for a CPU op with its kernels,
+// "aten::mm +12.4 ms (1.40x; 96 kernels: K1, K2, 1 more)".
 std::string OpText(const OpExcess& op, const KernelDetail& d) {
   const std::string ratio = op.ratio > 0
                                 ? StrFormat("%.2fx", op.ratio)
                                 : StrFormat("not on rank %d", d.median_rank);
+  if (!op.kernels.empty()) {
+    std::string kernels;
+    for (size_t k = 0; k < op.kernels.size() && k < kKernelsListed; ++k) {
+      kernels += (k == 0 ? "" : ", ") + ShortName(op.kernels[k].name);
+    }
+    if (op.kernels.size() > kKernelsListed) {
+      kernels += StrFormat(", %zu more", op.kernels.size() - kKernelsListed);
+    }
+    return ShortName(op.name) +
+           StrFormat(" +%s (%s; %lld kernels: %s)",
+                     Duration(op.excess_s).c_str(), ratio.c_str(),
+                     static_cast<long long>(op.count), kernels.c_str());
+  }
   return ShortName(op.name) +
          StrFormat(" +%s (%s, %lld %s)", Duration(op.excess_s).c_str(),
                    ratio.c_str(), static_cast<long long>(op.count),
@@ -65,16 +92,19 @@ std::string KernelDetailText(const std::vector<KernelDetail>& detail,
                              const std::string& indent, size_t top) {
   std::string out;
   for (const KernelDetail& d : detail) {
-    const char* what = d.cpu_ops ? "CPU ops" : "GPU kernels";
+    const char* what = d.cpu_ops              ? "CPU ops"
+                       : d.launch_ops.empty() ? "GPU kernels"
+                                              : "GPU kernels by CPU op";
     out += indent + StrFormat(
                         "why rank %d is slow (%s, steps %s, vs rank %d: "
                         "median of its %d stage peer(s)): compute %s%s\n",
                         d.rank, what, StepList(d.steps).c_str(), d.median_rank,
                         d.peers, d.excess_s >= 0 ? "+" : "",
                         Duration(d.excess_s).c_str());
-    if (!d.ops.empty() && d.ops.front().excess_s > 0) {
+    const std::vector<OpExcess>& all = Listed(d);
+    if (!all.empty() && all.front().excess_s > 0) {
       out += indent + StrFormat("  rank %d, all compute: ", d.rank) +
-             OpText(d.ops.front(), d) + "\n";
+             OpText(all.front(), d) + "\n";
     }
     for (const Line& l : TopOps(d, top)) {
       out += indent +
