@@ -347,7 +347,10 @@ class NeverBlocksTest(Base):
         p = subprocess.run([sys.executable, "-c", code], capture_output=True,
                            text=True, timeout=60, env=clean_env())
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertLess(time.monotonic() - t0 - import_time(), 3.0)
+        # The agent gives up after 2 s; the margin is for a loaded 2-core
+        # machine (interpreter start and teardown measured 3.7 s there),
+        # still far below the retries' backoff a hang would show.
+        self.assertLess(time.monotonic() - t0 - import_time(), 6.0)
 
     def test_exit_flushes(self):
         code = textwrap.dedent("""
