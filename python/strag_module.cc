@@ -39,6 +39,22 @@ py::array_t<T> Array(const Column& column) {
   return out;
 }
 
+// Text from the input (file names, op names) as a Python str: bytes that
+// are not UTF-8 become U+FFFD instead of a UnicodeDecodeError that would
+// lose the whole result.
+py::str Text(const std::string& s) {
+  PyObject* text = PyUnicode_DecodeUTF8(
+      s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  if (text == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(text);
+}
+
+py::list TextList(const std::vector<std::string>& items) {
+  py::list out;
+  for (const std::string& s : items) out.append(Text(s));
+  return out;
+}
+
 // A [keys x steps] matrix of per-step values.
 py::array_t<double> Matrix(const std::vector<std::vector<double>>& rows,
                            size_t columns) {
@@ -55,7 +71,7 @@ py::array_t<double> Matrix(const std::vector<std::vector<double>>& rows,
 
 py::dict Decomposition(const whatif::Decomposition& d, size_t steps) {
   py::dict out;
-  out["key"] = d.keys;
+  out["key"] = TextList(d.keys);
   out["slowdown"] = Array<double>(d.slowdown);
   out["per_step"] = Matrix(d.per_step, steps);
   return out;
@@ -115,15 +131,11 @@ py::object OpsTable(const trace::OpsTable& t) {
 }
 
 [[noreturn]] void Raise(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kIoError:
-      PyErr_SetString(PyExc_OSError, status.message().c_str());
-      throw py::error_already_set();
-    case StatusCode::kInternal:
-      throw std::runtime_error(status.message());
-    default:
-      throw py::value_error(status.message());
-  }
+  PyObject* type = status.code() == StatusCode::kIoError    ? PyExc_OSError
+                   : status.code() == StatusCode::kInternal ? PyExc_RuntimeError
+                                                            : PyExc_ValueError;
+  PyErr_SetObject(type, Text(status.message()).ptr());
+  throw py::error_already_set();
 }
 
 py::dict RunAnalyze(const AnalyzeArgs& args) {
@@ -139,7 +151,7 @@ py::dict RunAnalyze(const AnalyzeArgs& args) {
   out["json"] = a.json;
   out["plan_json"] =
       a.plan_json.empty() ? py::object(py::none()) : py::str(a.plan_json);
-  out["warnings"] = a.warnings;
+  out["warnings"] = TextList(a.warnings);
   out["steps"] = StepTable(r);
   out["workers"] = WorkerTable(r);
   py::dict decompositions;

@@ -37,9 +37,11 @@
   }
 
   // The heatmap's colour scale: the job's own range of values (default), or
-  // SMon's fixed 1.0 to 1.5. Both end where the values do not reach 1.0 +
-  // 0.001, so a healthy job is not painted as a range of stragglers.
+  // SMon's fixed 1.0 to 1.5. The job's range spans at least 0.05, so that
+  // the noise of a healthy job (cells up to 1.003, say) stays pale instead
+  // of its noisiest cell being painted as a straggler.
   var SCALE_COLORS = ['#ffffcc', '#feb24c', '#f03b20', '#800026'];
+  var MIN_SPAN = 0.05;
   function scaleOf(kind, values) {
     if (kind === 'smon') return {min: 1.0, max: 1.5};
     var lo = Infinity, hi = -Infinity;
@@ -50,7 +52,7 @@
     });
     if (!isFinite(lo)) return {min: 1.0, max: 1.5};
     lo = Math.min(lo, 1.0);
-    return {min: lo, max: Math.max(hi, lo + 0.001)};
+    return {min: lo, max: Math.max(hi, lo + MIN_SPAN)};
   }
 
   // Worker slowdown (min of its DP rank's and its stage's S): DP rank across,

@@ -108,6 +108,11 @@ TEST(YamlPrescanTest, BadBytesAndDeepFlow) {
   // Brackets inside quotes, comments and plain scalars are no nesting.
   EXPECT_FALSE(FindDeepFlow("a: \"[[[[\" # [[[[\nb: x[[[[\n", 1));
   EXPECT_TRUE(FindDeepFlow(std::string(1 << 20, '['), 64));
+  // A tag or an anchor in front of a collection does not hide it.
+  EXPECT_TRUE(FindDeepFlow("job: !!map {" + std::string(100, '{'), 64));
+  EXPECT_TRUE(FindDeepFlow("job: &a [" + std::string(100, '['), 64));
+  EXPECT_TRUE(FindDeepFlow("a: !!seq [!!seq [!!seq [[1]]]]", 3));
+  EXPECT_FALSE(FindDeepFlow("a: !!str x{ y: &z b[\n", 1));
 }
 
 TEST(StrFormatTest, ShortAndLongTexts) {

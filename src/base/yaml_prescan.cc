@@ -58,6 +58,12 @@ std::optional<TextProblem> FindDeepFlow(std::string_view text,
       }
       i = end;
       node_start = false;
+    } else if (node_start && (c == '!' || c == '&')) {
+      // A tag or an anchor before a node: the node still starts after it.
+      while (i + 1 < text.size() && !space_at(i + 1) && text[i + 1] != '[' &&
+             text[i + 1] != '{') {
+        ++i;
+      }
     } else if (node_start && (c == '[' || c == '{')) {
       if (++depth > max_depth) {
         return TextProblem{line, static_cast<int64_t>(i - line_start) + 1,

@@ -35,7 +35,9 @@ Cells::Cells(const whatif::PreparedTrace& t, int32_t gpus_per_node)
       c.place.dp = w.dp;
       c.place.pp = w.pp;
     }
-    if (t.layout == whatif::Layout::kMegatron) {
+    // Megatron traces place nodes by rank, unless the hosts are known
+    // (--hosts): then a node is a host.
+    if (t.layout == whatif::Layout::kMegatron && t.topology.hosts.empty()) {
       c.place.node = w.rank / std::max(gpus_per_node, 1);
     }
     STRAG_CHECK(c.place.rank == w.rank,

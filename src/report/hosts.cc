@@ -24,16 +24,35 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
+// A byte a terminal would act on, or that no host name holds.
+bool HasControlByte(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
 std::optional<std::string> HostFromTraceFileName(std::string_view path) {
   const size_t slash = path.find_last_of('/');
   std::string_view name =
       slash == std::string_view::npos ? path : path.substr(slash + 1);
-  const size_t dot = name.find('.');
-  if (dot == std::string_view::npos) return std::nullopt;
+  // <host>_<pid>.<time>.pt.trace.json[.gz]; the host may hold dots.
+  for (std::string_view suffix : {".pt.trace.json.gz", ".pt.trace.json"}) {
+    if (name.ends_with(suffix)) {
+      name.remove_suffix(suffix.size());
+      break;
+    }
+    if (suffix == ".pt.trace.json") return std::nullopt;
+  }
+  const size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || !AllDigits(name.substr(dot + 1))) {
+    return std::nullopt;
+  }
   name = name.substr(0, dot);
   const size_t underscore = name.rfind('_');
   if (underscore == std::string_view::npos || underscore == 0 ||
-      !AllDigits(name.substr(underscore + 1))) {
+      !AllDigits(name.substr(underscore + 1)) ||
+      HasControlByte(name.substr(0, underscore))) {
     return std::nullopt;
   }
   return std::string(name.substr(0, underscore));
@@ -42,6 +61,7 @@ std::optional<std::string> HostFromTraceFileName(std::string_view path) {
 Result<HostMap> ParseHostsFile(std::string_view text, std::string_view source) {
   HostMap hosts;
   size_t line_no = 0;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 BOM
   while (!text.empty()) {
     const size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);
@@ -70,6 +90,11 @@ Result<HostMap> ParseHostsFile(std::string_view text, std::string_view source) {
     if (host.empty() || host.find_first_of(" \t,") != std::string_view::npos) {
       return InvalidInput(where() + "expected one host name after rank " +
                           std::to_string(rank));
+    }
+    if (HasControlByte(host)) {
+      return InvalidInput(where() + "a control character in the host name of "
+                          "rank " + std::to_string(rank) +
+                          " (lines end with LF or CRLF)");
     }
     if (!hosts.emplace(rank, std::string(host)).second) {
       return InvalidInput(where() + "rank " + std::to_string(rank) +

@@ -11,7 +11,15 @@ TEST(HostsTest, HostFromTensorboardFileNames) {
             "gpu-a12");
   EXPECT_EQ(HostFromTraceFileName("node_7_4711.1733.pt.trace.json.gz"),
             "node_7");  // underscores in the host name stay
-  EXPECT_EQ(HostFromTraceFileName("/a.b/host_12.json"), "host");
+  EXPECT_EQ(HostFromTraceFileName(
+                "node0.cluster.local_4000.1733134000.pt.trace.json"),
+            "node0.cluster.local");  // so do dots
+  // Only tensorboard's whole shape: not a rank's name, not another file.
+  EXPECT_EQ(HostFromTraceFileName("/a.b/host_12.json"), std::nullopt);
+  EXPECT_EQ(HostFromTraceFileName("rank_0.json"), std::nullopt);
+  EXPECT_EQ(HostFromTraceFileName("trace_8_rank_1.json"), std::nullopt);
+  EXPECT_EQ(HostFromTraceFileName("rank_0.pt.trace.json"), std::nullopt);
+  EXPECT_EQ(HostFromTraceFileName("a\x1b[31m_1.2.pt.trace.json"), std::nullopt);
   EXPECT_EQ(HostFromTraceFileName("rank-3.json"), std::nullopt);
   EXPECT_EQ(HostFromTraceFileName("trace_rank_x.json"), std::nullopt);
   EXPECT_EQ(HostFromTraceFileName("_4711.pt.trace.json"), std::nullopt);
@@ -34,6 +42,10 @@ TEST(HostsTest, ParsesAHostsFile) {
             "h.txt: line 2: rank 0 is given twice");
   EXPECT_EQ(ParseHostsFile("-1 a\n", "h.txt").status().message(),
             "h.txt: line 1: expected `RANK HOST`, found \"-1 a\"");
+  EXPECT_EQ(ParseHostsFile("0 gpu\x1b[31m\n", "h.txt").status().message(),
+            "h.txt: line 1: a control character in the host name of rank 0 "
+            "(lines end with LF or CRLF)");
+  EXPECT_TRUE(ParseHostsFile("\xEF\xBB\xBF" "0 a\n", "h.txt").ok());
 }
 
 TEST(HostsTest, NodesNumberedByLowestRank) {

@@ -140,11 +140,35 @@ SegmentExcess CompareSegment(const SegmentOps& ops, size_t r, size_t m,
     (own ? p->count : p->median_count) += t.count;
     (own ? p->total_ns : p->median_total_ns) += t.total_ns;
   };
+  // Kernels are paired by name, under the rank's own launching op: the
+  // median's kernel of a name goes under the op that launched it on the
+  // rank (the one with the largest total when several did), so that a
+  // launching op the two traces name differently (or only one names)
+  // does not split one kernel into an excess and a deficit.
+  std::map<std::pair<uint32_t, uint64_t>, int64_t> own;  // (name, key)
   for (size_t s : steps) {
-    for (const bool own : {true, false}) {
-      for (const OpTotal& t : ops.Of(own ? r : m, k, s)) {
-        add(&by_name[t.name], t, own);
-        add(&by_op[LaunchKey(t)][t.name], t, own);
+    for (const OpTotal& t : ops.Of(r, k, s)) {
+      own[{t.name, LaunchKey(t)}] += t.total_ns;
+    }
+  }
+  std::map<uint32_t, std::pair<int64_t, uint64_t>> main_key;  // name -> key
+  for (const auto& [name_key, total] : own) {
+    auto [it, added] = main_key.emplace(name_key.first,
+                                        std::pair(total, name_key.second));
+    if (!added && total > it->second.first) {
+      it->second = {total, name_key.second};
+    }
+  }
+  for (size_t s : steps) {
+    for (const bool mine : {true, false}) {
+      for (const OpTotal& t : ops.Of(mine ? r : m, k, s)) {
+        add(&by_name[t.name], t, mine);
+        uint64_t key = LaunchKey(t);
+        if (!mine && own.count({t.name, key}) == 0) {
+          const auto it = main_key.find(t.name);
+          if (it != main_key.end()) key = it->second.second;
+        }
+        add(&by_op[key][t.name], t, mine);
       }
     }
   }

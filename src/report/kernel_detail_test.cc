@@ -130,7 +130,7 @@ TEST(KernelDetailTest, HealthyRankHasNoExcess) {
 // 4 ranks, one segment, 2 steps: gemm_a (2 x 1 ms) and gemm_b (1 x 1 ms)
 // launched by aten::mm, add_k (1 x 1 ms) by aten::add, loose (1 x 1 ms)
 // outside any CPU op; gemm_a 1.5x slower on rank 2.
-graph::SegmentOps LaunchedOps() {
+graph::SegmentOps LaunchedOps(bool median_names_ops = true) {
   std::vector<trace::RankTrace> traces(4);
   graph::SegmentOpsBuilder b;
   for (int32_t r = 0; r < 4; ++r) {
@@ -142,10 +142,14 @@ graph::SegmentOps LaunchedOps() {
   for (int64_t s = 0; s < 2; ++s) {
     for (int32_t r = 0; r < 4; ++r) {
       const int64_t a = r == 2 ? 3'000'000 : 2'000'000;
+      // Without median_names_ops only rank 2's trace names launching ops.
+      const bool named = median_names_ops || r == 2;
+      const uint32_t mm = named ? 4 : graph::kNoLaunchOp;
+      const uint32_t add = named ? 5 : graph::kNoLaunchOp;
       LocalSegmentOps local;
-      local.totals = {{0, 2, a, 4},
-                      {1, 1, 1'000'000, 4},
-                      {2, 1, 1'000'000, 5},
+      local.totals = {{0, 2, a, mm},
+                      {1, 1, 1'000'000, mm},
+                      {2, 1, 1'000'000, add},
                       {3, 1, 1'000'000, graph::kNoLaunchOp}};
       local.offsets = {0, 4};
       b.Add(static_cast<size_t>(r), s, local);
@@ -197,6 +201,26 @@ TEST(KernelDetailTest, KernelsGroupedByTheirLaunchingCpuOp) {
   w.EndObject();
   EXPECT_NE(w.str().find("\"launch_ops\""), std::string::npos);
   EXPECT_NE(w.str().find("\"cpu_op\": true"), std::string::npos) << w.str();
+}
+
+// The rank's trace names the launching ops, its peers' do not: kernels are
+// paired by name under the rank's ops, so the excess is the same as with
+// both named (no false "+8 ms, not on the median rank").
+TEST(KernelDetailTest, KernelsPairedWhenOnlyTheRankNamesItsOps) {
+  const std::vector<int32_t> ranks = {2};
+  const auto both = ExplainRanks(LaunchedOps(), OneStage(4), ranks);
+  const auto one = ExplainRanks(LaunchedOps(false), OneStage(4), ranks);
+  ASSERT_EQ(one.size(), 1u);
+  ASSERT_EQ(one[0].launch_ops.size(), both[0].launch_ops.size());
+  for (size_t i = 0; i < one[0].launch_ops.size(); ++i) {
+    const OpExcess& a = one[0].launch_ops[i];
+    const OpExcess& b = both[0].launch_ops[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.median_count, b.median_count) << a.name;
+    EXPECT_NEAR(a.excess_s, b.excess_s, 1e-12) << a.name;
+    EXPECT_NEAR(a.ratio, b.ratio, 1e-12) << a.name;
+  }
+  EXPECT_NEAR(one[0].launch_ops[0].excess_s, 2e-3, 1e-12);
 }
 
 TEST(KernelDetailTest, NoLaunchOpsWithoutCpuOps) {

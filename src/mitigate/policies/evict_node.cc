@@ -176,9 +176,12 @@ class EvictNode final : public Policy {
     std::string what;
     if (nodes.size() == 1) {
       const int32_t node = *nodes.begin();
+      const std::string host = t.topology.HostOf(node);
       what = StrFormat(
-          "node %d (%s)", node,
-          t.layout == whatif::Layout::kMegatron
+          "%s (%s)",
+          host.empty() ? StrFormat("node %d", node).c_str()
+                       : ("host " + host).c_str(),
+          t.layout == whatif::Layout::kMegatron && host.empty()
               ? StrFormat("ranks %d-%d", node * gpn, node * gpn + gpn - 1)
                     .c_str()
               : RankRanges(ranks).c_str());

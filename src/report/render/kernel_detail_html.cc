@@ -106,7 +106,10 @@ void RankTable(std::string* out, const KernelDetail& d) {
             static_cast<long long>(op.count), Duration(op.total_s).c_str(),
             Duration(op.median_total_s).c_str(), op.excess_s >= 0 ? "+" : "",
             Duration(op.excess_s).c_str(),
-            op.ratio > 0 ? StrFormat("%.2fx", op.ratio).c_str() : "new");
+            op.ratio > 0             ? StrFormat("%.2fx", op.ratio).c_str()
+            : op.median_count == 0   ? "new"
+            : op.count == 0          ? "none here"
+                                     : "-");
   }
   *out += "</table>\n";
 }

@@ -17,8 +17,8 @@ void WriteOp(JsonWriter* w, const OpExcess& op, bool launched = false) {
   w->Field("total_s", op.total_s);
   w->Field("median_total_s", op.median_total_s);
   w->Field("excess_s", op.excess_s);
-  w->Key("ratio");  // null: the median rank has none of it
-  if (op.ratio > 0) {
+  w->Key("ratio");  // null: no time of it on the median rank
+  if (op.median_total_s > 0) {
     w->Number(op.ratio);
   } else {
     w->Null();

@@ -15,7 +15,12 @@ constexpr size_t kMaxNameChars = 64;
 std::string ShortName(const std::string& name) {
   std::string out = Printable(name);
   if (out.size() > kMaxNameChars) {
-    out = out.substr(0, kMaxNameChars - 3) + "...";
+    // Cut at a character boundary, not inside a UTF-8 sequence.
+    size_t cut = kMaxNameChars - 3;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) {
+      --cut;
+    }
+    out = out.substr(0, cut) + "...";
   }
   return out;
 }
@@ -64,17 +69,23 @@ constexpr size_t kKernelsListed = 2;
 // "NAME +12.4 ms (1.40x, 96 kernels)"; for a CPU op with its kernels,
 // "aten::mm +12.4 ms (1.40x; 96 kernels: K1, K2, 1 more)".
 std::string OpText(const OpExcess& op, const KernelDetail& d) {
-  const std::string ratio = op.ratio > 0
-                                ? StrFormat("%.2fx", op.ratio)
-                                : StrFormat("not on rank %d", d.median_rank);
+  const std::string ratio =
+      op.ratio > 0            ? StrFormat("%.2fx", op.ratio)
+      : op.median_count == 0  ? StrFormat("not on rank %d", d.median_rank)
+      : op.count == 0         ? std::string("none here")
+                              : std::string("no time");
   if (!op.kernels.empty()) {
+    // The rank's own kernels (the median's other ones are in the JSON).
     std::string kernels;
-    for (size_t k = 0; k < op.kernels.size() && k < kKernelsListed; ++k) {
-      kernels += (k == 0 ? "" : ", ") + ShortName(op.kernels[k].name);
+    size_t listed = 0, own = 0;
+    for (const OpExcess& k : op.kernels) {
+      if (k.count == 0) continue;
+      if (listed < kKernelsListed) {
+        kernels += (listed++ == 0 ? "" : ", ") + ShortName(k.name);
+      }
+      ++own;
     }
-    if (op.kernels.size() > kKernelsListed) {
-      kernels += StrFormat(", %zu more", op.kernels.size() - kKernelsListed);
-    }
+    if (own > listed) kernels += StrFormat(", %zu more", own - listed);
     return ShortName(op.name) +
            StrFormat(" +%s (%s; %lld kernels: %s)",
                      Duration(op.excess_s).c_str(), ratio.c_str(),
