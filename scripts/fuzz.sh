@@ -27,7 +27,10 @@ cmake --build "$BUILD" -j "$JOBS" --target $names
 
 rm -rf "$BUILD/seeds" && python3 tests/fuzz/make_corpus.py "$BUILD/seeds" .
 mkdir -p "$BUILD/crashes"
-export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
+# A 64 MB quarantine (ASan's default is 256 MB) keeps what freed memory ASan
+# holds for use-after-free checks well inside the 2 GB cap: the spec
+# fuzzer peaked at 1.1 GB with the default, 0.7 GB with this (60 s, seed 1).
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=64"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
 for t in $TARGETS; do
