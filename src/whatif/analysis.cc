@@ -12,6 +12,7 @@
 #include "whatif/robust_ideal.h"
 #include "whatif/scenario_runner.h"
 #include "whatif/selection.h"
+#include "whatif/worker_attribution.h"
 
 namespace strag::whatif {
 namespace {
@@ -180,6 +181,23 @@ void Decompose(const PreparedTrace& t, std::vector<ScenarioRunner>* runners,
   }
 }
 
+// Every worker's exact S_w = T_opt with only it un-fixed / ideal T_opt
+// (for Layout::kMegatron, where min(S_dp, S_pp) only approximates it).
+void SetUnfixSlowdowns(const PreparedTrace& t, const WorkerUnfix& unfix,
+                       double ideal_opt, WhatIfResult* r) {
+  const double ideal = Mean(std::vector<double>(t.steps.size(), ideal_opt));
+  std::vector<size_t> index_of(static_cast<size_t>(t.dp) * t.pp);
+  for (size_t k = 0; k < t.workers.size(); ++k) {
+    index_of[static_cast<size_t>(t.workers[k].dp) * t.pp +
+             static_cast<size_t>(t.workers[k].pp)] = k;
+  }
+  for (WorkerScore& w : r->workers) {
+    const size_t k =
+        index_of[static_cast<size_t>(w.dp) * t.pp + static_cast<size_t>(w.pp)];
+    w.unfix_slowdown = unfix.mean_opt_s[k] / ideal;
+  }
+}
+
 // A worker's score: min(S_dp, S_pp) of its DP rank and stage (published);
 // for profiler traces, the un-fix-only-this-rank slowdown itself.
 void ScoreWorkers(const PreparedTrace& t, WhatIfResult* r) {
@@ -189,7 +207,7 @@ void ScoreWorkers(const PreparedTrace& t, WhatIfResult* r) {
         t.layout == Layout::kRanks
             ? own
             : std::min(r->by_dp_rank.slowdown[static_cast<size_t>(w.dp)], own);
-    r->workers.push_back(WorkerScore{w.rank, w.dp, w.pp, score});
+    r->workers.push_back(WorkerScore{w.rank, w.dp, w.pp, score, own});
   }
   std::stable_sort(r->workers.begin(), r->workers.end(),
                    [](const WorkerScore& a, const WorkerScore& b) {
@@ -413,6 +431,12 @@ Result<WhatIfResult> Analyze(const PreparedTrace& t,
   Decompose(t, &runners, t.cost, ideal.cost, ideal.opt,
             Mean(std::vector<double>(t.steps.size(), ideal.opt)), &r);
   ScoreWorkers(t, &r);
+  if (t.layout == Layout::kMegatron) {
+    ASSIGN_OR_RETURN(const WorkerUnfix unfix,
+                     UnfixEachWorker(t, t.cost, ideal.cost,
+                                     {.threads = threads}));
+    SetUnfixSlowdowns(t, unfix, ideal.opt, &r);
+  }
 
   const std::vector<Worker> worst =
       WorstWorkers(t, r, options.worst_worker_percent);

@@ -64,7 +64,11 @@ struct Counterfactual {
 
 struct WorkerScore {
   int32_t rank = 0, dp = 0, pp = 0;
-  double score = 0;  // min(S_dp[dp], S_pp[pp])
+  double score = 0;  // min(S_dp[dp], S_pp[pp]) (published; ranks M_W)
+  // S_w: the slowdown with only this worker's ops un-fixed, exactly (the
+  // decompositions' convention: traced durations, T_opt); the same as
+  // `score` for Layout::kRanks, where a stage is one rank.
+  double unfix_slowdown = 0;
 };
 
 struct IdealValue {

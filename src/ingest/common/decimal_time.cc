@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ingest/common/decimal_time.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -120,8 +121,17 @@ std::optional<trace::ExactTime> PlainSeconds(std::string_view text) {
     }
     if (fraction >= 0) ++fraction;
   }
-  if (!any || fraction > 28) return std::nullopt;
-  const int k = fraction < 0 ? -9 : fraction - 9;  // value = mantissa e-k ns
+  if (!any) return std::nullopt;
+  return PlainDecimalSecondsToExactTime(negative, mantissa,
+                                        std::max(fraction, 0));
+}
+
+}  // namespace
+
+std::optional<trace::ExactTime> PlainDecimalSecondsToExactTime(
+    bool negative, uint64_t mantissa, int fraction) {
+  if (fraction > 28) return std::nullopt;
+  const int k = fraction - 9;  // value = mantissa e-k ns
   uint64_t ns = 0;
   int64_t rem_as = 0;
   if (k <= 0) {
@@ -150,8 +160,6 @@ std::optional<trace::ExactTime> PlainSeconds(std::string_view text) {
       .ns = negative ? -signed_ns : signed_ns,
       .rem_as = static_cast<int32_t>(negative ? -rem_as : rem_as)};
 }
-
-}  // namespace
 
 std::optional<trace::ExactTime> DecimalTextToExactTime(std::string_view text,
                                                        int ns_exponent) {

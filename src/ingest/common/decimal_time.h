@@ -9,6 +9,7 @@
 #ifndef STRAG_SRC_INGEST_COMMON_DECIMAL_TIME_H_
 #define STRAG_SRC_INGEST_COMMON_DECIMAL_TIME_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,13 @@ namespace strag::ingest {
 // exponent; no spaces) or the nanoseconds do not fit an int64.
 std::optional<trace::ExactTime> DecimalTextToExactTime(std::string_view text,
                                                        int ns_exponent);
+
+// The fast path of the above for seconds already scanned as a plain decimal:
+// value = (negative ? -1 : 1) * mantissa * 10^-fraction s, with mantissa the
+// significant digits (at most 19) and fraction the digits after the point.
+// nullopt when fraction > 28 or the nanoseconds do not fit an int64.
+std::optional<trace::ExactTime> PlainDecimalSecondsToExactTime(
+    bool negative, uint64_t mantissa, int fraction);
 
 // The inverse for seconds: `t` as the shortest plain decimal of seconds
 // that is exactly its value ("1700000000.0123456789", "-0.5", "0"), so that

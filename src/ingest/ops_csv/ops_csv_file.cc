@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ingest/ops_csv/ops_csv_file.h"
 
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <stdexcept>
 #include <string_view>
 
+#include "base/parallel_for.h"
 #include "ingest/common/text_blocks.h"
 #include "ingest/common/text_reader.h"
 #include "ingest/ops_csv/ops_csv_parser.h"
@@ -14,12 +16,20 @@ namespace strag::ingest {
 
 Result<trace::OpsTable> ReadOpsCsvFile(const std::string& path,
                                        const ReadOpsCsvOptions& options) {
+  const size_t threads =
+      options.threads == 0 ? HardwareThreads() : options.threads;
+  // By default, blocks big enough for every thread to get a part of its
+  // own.
+  const size_t block_bytes =
+      options.block_bytes != 0 ? options.block_bytes
+      : threads > 1            ? 2 * threads * OpsCsvParser::kMinPartBytes
+                               : size_t{256} << 10;
   ASSIGN_OR_RETURN(std::unique_ptr<TextReader> reader,
-                   TextReader::Open(path, options.block_bytes));
+                   TextReader::Open(path, block_bytes));
   OpsCsvParser parser(path, reader->text_bytes_hint(),
-                      options.limits.max_line_bytes);
+                      options.limits.max_line_bytes, threads);
   const TextBlockOptions block_options{
-      .block_bytes = options.block_bytes,
+      .block_bytes = block_bytes,
       .inflate_on_thread = options.inflate_on_thread,
       .sink_refused = [&parser] { return parser.refused(); }};
   // The table is what may not fit: an allocation failure is said with how

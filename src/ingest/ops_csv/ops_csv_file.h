@@ -17,11 +17,15 @@ namespace strag::ingest {
 using ::strag::Result;
 
 struct ReadOpsCsvOptions {
-  // Text bytes parsed at a time, and file bytes read at a time. Tests make
-  // it tiny to cut the text everywhere.
-  size_t block_bytes = size_t{256} << 10;
+  // Text bytes parsed at a time, and file bytes read at a time (0: 256 KiB,
+  // or 512 KiB per parsing thread). Tests make it tiny to cut the text
+  // everywhere.
+  size_t block_bytes = 0;
   // Inflate gzip on a second thread while parsing. Same result either way.
   bool inflate_on_thread = true;
+  // Threads that parse rows (0: one per hardware thread); blocks then grow
+  // to give each a part. Same result for any number.
+  size_t threads = 0;
   // max_line_bytes: the longest line taken (the others are not used here).
   InputLimits limits = {};
 };

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -12,6 +14,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "base/parallel_for.h"
 #include "ingest/common/decimal_time.h"
 #include "ingest/common/huge_pages.h"
 #include "trace/op_type.h"
@@ -41,9 +44,10 @@ size_t CompleteLinesSize(std::string_view text) {
 }  // namespace
 
 OpsCsvParser::OpsCsvParser(std::string_view source_name, size_t text_bytes_hint,
-                           uint64_t max_line_bytes)
+                           uint64_t max_line_bytes, size_t threads)
     : source_(source_name),
       text_bytes_hint_(text_bytes_hint),
+      threads_(std::max<size_t>(threads, 1)),
       max_line_bytes_(static_cast<size_t>(
           std::clamp<uint64_t>(max_line_bytes, 1, kMaxInputLimitBytes))),
       op_types_(ops_csv::GetOpTypeLookup()) {}
@@ -197,14 +201,32 @@ Result<size_t> OpsCsvParser::ParseWindow(std::string_view window, bool final) {
   if (window.empty() && !final) return 0;
   tokenizer_ = CsvTokenizer(window, next_line_, /*input_start=*/offset_ == 0);
   Status status = header_done_ ? Status::Ok() : ParseHeader(window, final);
-  if (status.ok() && header_done_) status = ParseRows();
-  size_t consumed = tokenizer_.position();
+  // The rows of the common shape go through the fast path; the general one
+  // takes over at the first other record (and says what is wrong with it).
+  size_t base = 0;
+  if (status.ok() && header_done_) {
+    const size_t at = tokenizer_.position();
+    const std::string_view rest = window.substr(at);
+    size_t lines = 0;
+    const std::string_view body = rest.substr(0, CompleteLinesSize(rest));
+    const size_t fast = general_path_only_ ? 0
+                        : threads_ > 1 && body.size() >= 2 * kMinPartBytes
+                            ? ParseRowsParallel(body, &lines)
+                            : ParseRowsFast(body, &lines);
+    if (fast > 0) {
+      base = at + fast;
+      tokenizer_ = CsvTokenizer(window.substr(base), tokenizer_.line() + lines,
+                                /*input_start=*/false);
+    }
+    status = ParseRows();
+  }
+  size_t consumed = base + tokenizer_.position();
   next_line_ = tokenizer_.line();
   record_open_ = false;
   if (!status.ok()) {
     if (final || !RecordRunsPastWindow()) return status;
     TruncateRows(rows_);
-    consumed = tokenizer_.record_position();
+    consumed = base + tokenizer_.record_position();
     next_line_ = tokenizer_.record_line();
     record_open_ = true;
   }
@@ -413,6 +435,276 @@ Status OpsCsvParser::ParseRows() {
   }
   if (tokenizer_.error()) return TokenizerError();
   return Status::Ok();
+}
+
+namespace {
+
+// The end of an unquoted field's text at `p`: the next ',', '\n' or '\r';
+// nullptr when a quote comes first (the general path decides about it).
+// `p` points into complete lines, so a '\n' ends the scan.
+const char* ScanFieldText(const char* p) {
+  while (true) {
+    const char c = *p;
+    if (c == ',' || c == '\n' || c == '\r') return p;
+    if (c == '"') return nullptr;
+    ++p;
+  }
+}
+
+}  // namespace
+
+// The fast path of ParseRows, for `lines` (complete lines): rows of unquoted
+// fields, plain decimal numbers, known op types and LF or CRLF ends, parsed
+// straight into the columns with every field read once. It stops at the
+// start of the first record of another shape (a blank line, a quote, an
+// empty or malformed number, a value out of range...), and returns the
+// bytes it took and their number of lines, for the general path to go on
+// from there. Every record it takes gives exactly the values ParseRows
+// would give (same conversions, same checks); anything it is unsure of is
+// left to ParseRows.
+size_t OpsCsvParser::ParseRowsFast(std::string_view lines, size_t* count) {
+  *count = 0;
+  if (lines.empty()) return 0;
+  trace::OpsTable& t = table_;
+  const size_t last = names_.size() - 1;
+  const char* const begin = lines.data();
+  const char* const end = begin + lines.size();
+  const char* record = begin;
+  while (record != end) {
+    const char* p = record;
+    bool ok = true;
+    for (size_t i = 0; ok && i <= last; ++i) {
+      const int8_t role = roles_[i];
+      if (role == kExtraField) {
+        const char* field_end = ScanFieldText(p);
+        if (field_end == nullptr) {
+          ok = false;
+          break;
+        }
+        t.extra[extra_index_[i]].values.emplace_back(
+            p, static_cast<size_t>(field_end - p));
+        p = field_end;
+      } else {
+        switch (static_cast<Column>(role)) {
+          case Column::kDp:
+            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.dp));
+            break;
+          case Column::kPp:
+            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.pp));
+            break;
+          case Column::kRank:
+            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.rank));
+            break;
+          case Column::kStep:
+            ok = (p = FastInt(p, end, IntMin::kAny, &t.step));
+            break;
+          case Column::kSeqId:
+            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.seq_id));
+            break;
+          case Column::kChunk:
+            ok = (p = FastInt(p, end, IntMin::kMinusOne, &t.chunk));
+            break;
+          case Column::kMicrobatch:
+            ok = (p = FastInt(p, end, IntMin::kMinusOne, &t.microbatch));
+            break;
+          case Column::kGlobalChunk:
+            ok = (p = FastInt(p, end, IntMin::kMinusOne, &t.global_chunk));
+            break;
+          case Column::kTp:
+            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.tp));
+            break;
+          case Column::kCp:
+            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.cp));
+            break;
+          case Column::kTokens:
+            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.tokens));
+            break;
+          case Column::kOpType: {
+            const char* field_end = ScanFieldText(p);
+            const std::optional<OpType> type =
+                field_end == nullptr
+                    ? std::nullopt
+                    : op_types_.Find(std::string_view(
+                          p, static_cast<size_t>(field_end - p)));
+            ok = type.has_value();
+            if (ok) {
+              t.op_type.push_back(*type);
+              p = field_end;
+            }
+            break;
+          }
+          case Column::kStart:
+            ok = (p = FastSeconds(p, end, /*is_duration=*/false));
+            break;
+          case Column::kDur:
+            ok = (p = FastSeconds(p, end, /*is_duration=*/true));
+            break;
+        }
+      }
+      if (!ok) break;
+      // The delimiter: ',' between fields, LF or CRLF after the last.
+      if (i < last) {
+        ok = *p == ',';
+        ++p;
+      } else if (*p == '\n') {
+        ++p;
+      } else {
+        ok = p[0] == '\r' && p + 1 != end && p[1] == '\n';
+        p += 2;
+      }
+    }
+    if (!ok) {
+      TruncateRows(rows_);  // what the record had added
+      break;
+    }
+    ++rows_;
+    ++*count;
+    record = p;
+  }
+  return static_cast<size_t>(record - begin);
+}
+
+// ParseRowsFast on every core: `lines` is cut at line ends into one part
+// per thread; the first is parsed into this table, the others into tables
+// of their own, appended in order. The result is ParseRowsFast's: the parts
+// are taken in order up to the first that stops early (its rows up to
+// there), and the general path goes on from that point.
+size_t OpsCsvParser::ParseRowsParallel(std::string_view lines, size_t* count) {
+  const size_t want = std::min(threads_, lines.size() / kMinPartBytes);
+  std::vector<std::string_view> parts;
+  size_t from = 0;
+  for (size_t k = 1; k < want; ++k) {
+    const size_t newline = lines.find('\n', lines.size() * k / want);
+    const size_t cut =
+        newline == std::string_view::npos ? lines.size() : newline + 1;
+    if (cut <= from || cut == lines.size()) continue;
+    parts.push_back(lines.substr(from, cut - from));
+    from = cut;
+  }
+  parts.push_back(lines.substr(from));
+  std::vector<std::unique_ptr<OpsCsvParser>> others(parts.size());
+  std::vector<size_t> taken(parts.size()), counts(parts.size());
+  ParallelFor(parts.size(), parts.size(), [&](size_t k, size_t /*worker*/) {
+    OpsCsvParser* parser = this;
+    if (k > 0) {
+      others[k] = std::make_unique<OpsCsvParser>(source_, 0, max_line_bytes_);
+      others[k]->CopyHeaderFrom(*this);
+      parser = others[k].get();
+    }
+    taken[k] = parser->ParseRowsFast(parts[k], &counts[k]);
+  });
+  size_t total = 0;
+  *count = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (k > 0) AppendRows(others[k].get());
+    others[k].reset();
+    total += taken[k];
+    *count += counts[k];
+    if (taken[k] != parts[k].size()) break;
+  }
+  return total;
+}
+
+// A parser for rows only, with this one's columns (for ParseRowsParallel).
+void OpsCsvParser::CopyHeaderFrom(const OpsCsvParser& other) {
+  header_done_ = true;
+  names_ = other.names_;
+  roles_ = other.roles_;
+  extra_index_ = other.extra_index_;
+  present_ = other.present_;
+  for (const trace::ExtraColumn& extra : other.table_.extra) {
+    table_.extra.push_back(trace::ExtraColumn{extra.name, {}});
+  }
+}
+
+// Moves the rows of `other` (same columns) to the end of this table.
+void OpsCsvParser::AppendRows(OpsCsvParser* other) {
+  const auto append = [](auto& to, auto& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()),
+              std::make_move_iterator(from.end()));
+    from = {};
+  };
+  trace::OpsTable& t = table_;
+  trace::OpsTable& o = other->table_;
+  append(t.rank, o.rank);
+  append(t.dp, o.dp);
+  append(t.pp, o.pp);
+  append(t.step, o.step);
+  append(t.op_type, o.op_type);
+  append(t.seq_id, o.seq_id);
+  append(t.chunk, o.chunk);
+  append(t.microbatch, o.microbatch);
+  append(t.global_chunk, o.global_chunk);
+  append(t.start_ns, o.start_ns);
+  append(t.dur_ns, o.dur_ns);
+  append(t.start_s32, o.start_s32);
+  append(t.dur_s32, o.dur_s32);
+  append(t.start_rem_as, o.start_rem_as);
+  append(t.tp, o.tp);
+  append(t.cp, o.cp);
+  append(t.tokens, o.tokens);
+  for (size_t e = 0; e < t.extra.size(); ++e) {
+    append(t.extra[e].values, o.extra[e].values);
+  }
+  rows_ += other->rows_;
+}
+
+// An integer field of the fast path: the same conversion and checks as
+// ReadInt and StoreInt; nullptr (nothing stored) when they would fail or
+// take the general path.
+template <typename T>
+const char* OpsCsvParser::FastInt(const char* p, const char* end, IntMin min,
+                                  std::vector<T>* column) {
+  // ops_csv::ParseDecimal's rules (at most 18 digits, fits T), without its
+  // per-digit bound checks: the line's '\n' ends the digits.
+  (void)end;
+  const bool negative = *p == '-';
+  if (negative) ++p;
+  const char* const digits = p;
+  uint64_t magnitude = 0;
+  while (static_cast<unsigned>(*p - '0') < 10) {
+    magnitude = magnitude * 10 + static_cast<unsigned>(*p - '0');
+    ++p;
+  }
+  const auto count = p - digits;
+  if (count == 0 || count > 18) return nullptr;
+  // The largest magnitude taken: -0 is 0 (allowed everywhere), -1 only
+  // where it means "none".
+  const auto max = static_cast<uint64_t>(std::numeric_limits<T>::max());
+  const uint64_t limit = !negative                ? max
+                         : min == IntMin::kAny      ? max + 1
+                         : min == IntMin::kMinusOne ? 1
+                                                    : 0;
+  if (magnitude > limit) return nullptr;
+  const auto value = static_cast<int64_t>(magnitude);
+  column->push_back(static_cast<T>(negative ? -value : value));
+  return p;
+}
+
+// A time field of the fast path (seconds, a plain decimal): the values
+// ReadSeconds and StoreSeconds would store, the digits scanned once;
+// nullptr (nothing stored) when they would fail or take the general path.
+const char* OpsCsvParser::FastSeconds(const char* p, const char* end,
+                                      bool is_duration) {
+  ops_csv::PlainDecimal d;
+  const char* const next = ops_csv::ScanPlainDecimal(p, end, &d);
+  if (next == nullptr) return nullptr;
+  const double seconds = ops_csv::PlainDecimalToDouble(d, p, next);
+  if (std::fabs(seconds) > ops_csv::kMaxAbsSeconds) return nullptr;
+  trace::OpsTable& t = table_;
+  if (is_duration) {
+    if (seconds < 0) return nullptr;
+    t.dur_ns.push_back(ops_csv::SecondsToNs(seconds));
+    t.dur_s32.push_back(static_cast<float>(seconds));
+  } else {
+    const std::optional<trace::ExactTime> exact =
+        PlainDecimalSecondsToExactTime(d.negative, d.mantissa, d.fraction);
+    if (!exact) return nullptr;
+    t.start_ns.push_back(exact->ns);
+    t.start_rem_as.push_back(exact->rem_as);
+    t.start_s32.push_back(static_cast<float>(seconds));
+  }
+  return next;
 }
 
 bool OpsCsvParser::ParseField(size_t i) {

@@ -39,8 +39,15 @@ class OpsCsvParser {
   // than 64 MiB (--max-line-bytes to raise)", before any of it is parsed.
   // So the carried text never exceeds the limit. A NUL byte before the end
   // of the header line (binary data, UTF-16) is refused at once.
+  // `threads` parse the rows of a large piece in parallel (at least
+  // kMinPartBytes each); the table and the errors are the same for any
+  // number.
   OpsCsvParser(std::string_view source_name, size_t text_bytes_hint,
-               uint64_t max_line_bytes = kDefaultMaxLineBytes);
+               uint64_t max_line_bytes = kDefaultMaxLineBytes,
+               size_t threads = 1);
+
+  // The least text worth a thread of its own.
+  static constexpr size_t kMinPartBytes = size_t{256} << 10;
   OpsCsvParser(const OpsCsvParser&) = delete;
   OpsCsvParser& operator=(const OpsCsvParser&) = delete;
 
@@ -57,6 +64,10 @@ class OpsCsvParser {
   // error (same line, same wording), as ParseOpsCsv on the concatenated
   // pieces. Call once.
   Result<trace::OpsTable> Finish();
+
+  // For tests: every row through the general path (the tokenizer), the
+  // reference that the fast path must match. Call before the first Feed.
+  void UseGeneralPathOnly() { general_path_only_ = true; }
 
   // Whether the error refuses the text outright (a line over the limit, a
   // NUL byte in the header): a file reader need not read on.
@@ -82,6 +93,14 @@ class OpsCsvParser {
   Status CheckRequiredColumns() const;
   void ReserveRows(std::string_view window);
   Status ParseRows();
+  size_t ParseRowsFast(std::string_view lines, size_t* count);
+  size_t ParseRowsParallel(std::string_view lines, size_t* count);
+  void CopyHeaderFrom(const OpsCsvParser& other);
+  void AppendRows(OpsCsvParser* other);
+  template <typename T>
+  const char* FastInt(const char* p, const char* end, ops_csv::IntMin min,
+                      std::vector<T>* column);
+  const char* FastSeconds(const char* p, const char* end, bool is_duration);
   bool ParseField(size_t field_index);
   template <typename T>
   bool ReadInt(size_t field_index, ops_csv::IntMin min, std::vector<T>* column);
@@ -110,6 +129,8 @@ class OpsCsvParser {
 
   std::string source_;
   size_t text_bytes_hint_;
+  size_t threads_;
+  bool general_path_only_ = false;
   size_t max_line_bytes_;
   const ops_csv::OpTypeLookup& op_types_;
 

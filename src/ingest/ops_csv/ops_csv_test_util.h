@@ -50,6 +50,7 @@ inline ::testing::AssertionResult SameTable(const trace::OpsTable& a,
   STRAG_COMPARE_COLUMN_(dur_ns)
   STRAG_COMPARE_COLUMN_(start_s32)
   STRAG_COMPARE_COLUMN_(dur_s32)
+  STRAG_COMPARE_COLUMN_(start_rem_as)
   STRAG_COMPARE_COLUMN_(tp)
   STRAG_COMPARE_COLUMN_(cp)
   STRAG_COMPARE_COLUMN_(tokens)

@@ -232,6 +232,7 @@ std::string Render(const WhatIfResult& r, const trace::JobMeta& meta,
     w.FieldInt("dp", s.dp);
     w.FieldInt("pp", s.pp);
     w.Field("score", s.score);
+    w.Field("unfix_slowdown", s.unfix_slowdown);
     w.EndObject();
   }
   w.EndArray();

@@ -418,11 +418,13 @@ void RankedWorkers(std::string* out, const WhatIfResult& r) {
       "%s.</p>\n",
       std::min(kTopWorkers, r.workers.size()), r.workers.size(),
       ranks ? "S if only this rank were left unfixed"
-            : "min of their DP rank's and their stage's S");
+            : "min of their DP rank's and their stage's S (published); "
+              "exact: S if only this worker were left unfixed");
   *out += std::string("<table id=\"workers\">\n<tr><th class=\"num\">#</th>") +
           "<th class=\"num\">rank</th>" +
           (ranks ? "" : "<th class=\"num\">DP rank</th><th class=\"num\">stage</th>") +
-          "<th class=\"num\">slowdown</th><th class=\"num\">waste</th></tr>\n";
+          "<th class=\"num\">slowdown</th><th class=\"num\">waste</th>" +
+          (ranks ? "" : "<th class=\"num\">exact</th>") + "</tr>\n";
   for (size_t k = 0; k < r.workers.size() && k < kTopWorkers; ++k) {
     const whatif::WorkerScore& w = r.workers[k];
     *out += StrFormat("<tr><td class=\"num\">%zu</td><td class=\"num\">%d</td>",
@@ -432,8 +434,12 @@ void RankedWorkers(std::string* out, const WhatIfResult& r) {
                         w.dp, w.pp);
     }
     *out += StrFormat(
-        "<td class=\"num\">%.3f</td><td class=\"num\">%.1f%%</td></tr>\n",
+        "<td class=\"num\">%.3f</td><td class=\"num\">%.1f%%</td>",
         w.score, w.score > 0 ? 100 * (1 - 1 / w.score) : 0.0);
+    if (!ranks) {
+      *out += StrFormat("<td class=\"num\">%.3f</td>", w.unfix_slowdown);
+    }
+    *out += "</tr>\n";
   }
   *out += "</table>\n";
 }

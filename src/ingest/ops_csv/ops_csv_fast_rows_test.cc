@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: Apache-2.0
+// The parser's fast path and its parallel parts against the general path
+// (the tokenizer): on random texts full of the shapes the fast path must
+// hand over (quotes, blank lines, CRLF, exponents, empty or out-of-range
+// numbers, 20-digit times, unknown op types), every table and every error
+// message must be the same, for any number of threads and any cut.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ingest/ops_csv/ops_csv_fields.h"
+#include "ingest/ops_csv/ops_csv_parser.h"
+#include "ingest/ops_csv/ops_csv_test_util.h"
+
+namespace strag::ingest {
+namespace {
+
+struct ParseWay {
+  bool general_only = false;
+  size_t threads = 1;
+  size_t piece_bytes = 0;  // 0: the whole text in one Feed
+};
+
+Result<trace::OpsTable> Parse(std::string_view csv, const ParseWay& way) {
+  OpsCsvParser parser("trace.csv", csv.size(), kDefaultMaxLineBytes,
+                      way.threads);
+  if (way.general_only) parser.UseGeneralPathOnly();
+  const size_t step = way.piece_bytes == 0 ? csv.size() : way.piece_bytes;
+  for (size_t at = 0; at < csv.size(); at += step) {
+    const Status status = parser.Feed(csv.substr(at, step));
+    if (!status.ok()) return status;
+  }
+  return parser.Finish();
+}
+
+// What the fast path must hand over to the general path, which then
+// either takes it (blank lines, CRLF, quotes, exponents, an empty mc) or
+// says what is wrong with it.
+const char* const kOddNumbers[] = {
+    "",   "-0", "-1", "-2", "007", "1e3", "+4", " 5", "99999999999999999999",
+    "18446744073709551616", "2147483648", "-2147483648",
+    "-9223372036854775808", "1.5", "\"3\"", "x", "3\r"};
+const char* const kOddSeconds[] = {
+    "1e-05", "-0.0", "-1.5", ".5", "5.", ".", "-", "inf", "nan", "",
+    "0.000000000000000000000000000012", "12345678901234567890.5",
+    "1234567890123456789", "9300000000", "-9300000000", "1.2.3", "\"0.25\"",
+    "0.00000000000000000001234567890123456789", "1.5 "};
+const char* const kOddTexts[] = {"\"a, \"\"q\"\"\nb\"", "\"\"", "a\"b", ""};
+
+std::string Seconds(std::mt19937_64& rng) {
+  char text[64];
+  switch (rng() % 4) {
+    case 0:  // a binary32 value printed as binary64 (the published traces)
+      std::snprintf(text, sizeof text, "%.17g",
+                    static_cast<double>(static_cast<float>(
+                        static_cast<double>(rng() % 100000000) / 1e7)));
+      break;
+    case 1:  // nine decimals (strag simulate)
+      std::snprintf(text, sizeof text, "%llu.%09llu",
+                    static_cast<unsigned long long>(rng() % 100000),
+                    static_cast<unsigned long long>(rng() % 1000000000));
+      break;
+    case 2:  // an epoch
+      std::snprintf(text, sizeof text, "17%08llu.%09llu",
+                    static_cast<unsigned long long>(rng() % 100000000),
+                    static_cast<unsigned long long>(rng() % 1000000000));
+      break;
+    default:  // leading zeros and a few digits
+      std::snprintf(text, sizeof text, "0.000%llu",
+                    static_cast<unsigned long long>(rng() % 1000));
+  }
+  return text;
+}
+
+constexpr size_t kFields = 13;
+constexpr size_t kOpTypeField = 4, kStartField = 5, kDurField = 6,
+                 kTextField = 12;
+
+// One field replaced in one row of a RandomCsv.
+struct OddField {
+  size_t row = SIZE_MAX;
+  size_t field = 0;
+  std::string text;
+};
+
+// A CSV of `rows` rows with the published columns plus tp_rank and a text
+// column, with `odd` in place of one field.
+std::string RandomCsv(uint64_t seed, size_t rows, const OddField& odd = {}) {
+  std::mt19937_64 rng(seed);
+  static const char* const kTypes[] = {
+      "forward-compute", "backward-compute",         "optimizer", "gc",
+      "forward-send",    "separate-grads-all-reduce"};
+  std::string csv =
+      "dp_rank,stage,rank,step,optype,start_ts,duration,seq_id,mc,mb_id,gmc,"
+      "tp_rank,name\n";
+  for (size_t i = 0; i < rows; ++i) {
+    for (size_t f = 0; f < kFields; ++f) {
+      if (f > 0) csv += ',';
+      if (i == odd.row && f == odd.field) {
+        csv += odd.text;
+      } else if (f == kOpTypeField) {
+        csv += kTypes[rng() % std::size(kTypes)];
+      } else if (f == kStartField || f == kDurField) {
+        csv += Seconds(rng);
+      } else if (f == kTextField) {
+        csv += "op" + std::to_string(rng() % 100);
+      } else {
+        csv += std::to_string(rng() % 5000);
+      }
+    }
+    csv += '\n';
+  }
+  return csv;
+}
+
+// Plain rows: the fast path takes every one, on every thread.
+TEST(OpsCsvFastRowsTest, PlainRowsMatchTheGeneralPath) {
+  const std::string csv = RandomCsv(1, 40000);
+  ASSERT_GT(csv.size(), 4 * OpsCsvParser::kMinPartBytes);
+  const Result<trace::OpsTable> expected =
+      Parse(csv, {.general_only = true});
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  EXPECT_EQ(expected->size(), 40000u);
+  for (size_t threads : {1, 2, 3, 8}) {
+    EXPECT_TRUE(SameOutcome(Parse(csv, {.threads = threads}), expected))
+        << threads << " threads";
+    EXPECT_TRUE(
+        SameOutcome(Parse(csv, {.threads = threads, .piece_bytes = 777777}),
+                    expected))
+        << threads << " threads, pieces";
+  }
+}
+
+// One odd field at a time, in every column, in a small text and in one
+// large enough for parallel parts: each outcome (a table, or the error
+// with its line and column) is the general path's, whichever part of
+// which thread meets it.
+TEST(OpsCsvFastRowsTest, EachOddFieldMatchesTheGeneralPath) {
+  std::vector<std::pair<size_t, std::string>> cases;
+  for (size_t f = 0; f < kFields; ++f) {
+    if (f == kOpTypeField) {
+      for (const char* t : {"forward_compute", "gc ", "\"gc\"", ""}) {
+        cases.emplace_back(f, t);
+      }
+    } else if (f == kStartField || f == kDurField) {
+      for (const char* t : kOddSeconds) cases.emplace_back(f, t);
+    } else if (f == kTextField) {
+      for (const char* t : kOddTexts) cases.emplace_back(f, t);
+    } else {
+      for (const char* t : kOddNumbers) cases.emplace_back(f, t);
+    }
+  }
+  // Line shapes too: a blank line and a CRLF end before a row.
+  cases.emplace_back(0, "\n0");
+  cases.emplace_back(0, "\r\n0");
+  cases.emplace_back(kTextField, "x\r");
+  size_t errors = 0, tables = 0;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    for (const size_t rows : {size_t{40}, c % 4 == 0 ? size_t{25000} : 0}) {
+      if (rows == 0) continue;
+      const OddField odd{.row = (c * 7919) % rows,
+                         .field = cases[c].first,
+                         .text = cases[c].second};
+      const std::string csv = RandomCsv(c, rows, odd);
+      const Result<trace::OpsTable> expected =
+          Parse(csv, {.general_only = true});
+      (expected.ok() ? tables : errors) += 1;
+      for (size_t threads : {size_t{1}, size_t{3}}) {
+        ASSERT_TRUE(SameOutcome(Parse(csv, {.threads = threads}), expected))
+            << "field " << odd.field << " = '" << odd.text << "' in row "
+            << odd.row << " of " << rows << ", " << threads << " threads";
+      }
+      ASSERT_TRUE(
+          SameOutcome(Parse(csv, {.threads = 2, .piece_bytes = 3001}),
+                      expected))
+          << "field " << odd.field << " = '" << odd.text << "', pieces";
+    }
+  }
+  // Both kinds of outcome were checked, many times.
+  EXPECT_GT(errors, 100u);
+  EXPECT_GT(tables, 50u);
+}
+
+// The odd texts that parse: the general path's values, quotes and blank
+// lines and CRLF included, with the fast path taking the plain rows around
+// them.
+TEST(OpsCsvFastRowsTest, QuotesBlankLinesAndCrlfAmongPlainRows) {
+  std::string csv = RandomCsv(7, 30000);
+  std::string odd =
+      "1,2,3,4,gc,0.5,0.25,0,-1,-1,-1,0,\"two\nlines\"\r\n\n"
+      "1,2,3,4,gc,1e-3,0.25,0,,,,0,x\r\n";
+  csv.insert(csv.find('\n', csv.size() / 3) + 1, odd);
+  csv.insert(csv.find('\n', 2 * csv.size() / 3) + 1, odd);
+  const Result<trace::OpsTable> expected =
+      Parse(csv, {.general_only = true});
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  EXPECT_EQ(expected->size(), 30004u);
+  for (size_t threads : {1, 2, 4}) {
+    EXPECT_TRUE(SameOutcome(Parse(csv, {.threads = threads}), expected))
+        << threads << " threads";
+  }
+}
+
+// The scanner of plain decimals: every digit count, point position, sign
+// and leading zeros, against std::from_chars and the exact digits.
+TEST(OpsCsvFastRowsTest, PlainDecimalScannerAndDouble) {
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200000; ++i) {
+    std::string text = rng() % 4 == 0 ? "-" : "";
+    const int digits = 1 + static_cast<int>(rng() % 24);
+    const int point = static_cast<int>(rng() % (digits + 1));
+    const bool has_point = rng() % 2;
+    unsigned __int128 mantissa = 0;
+    int significant = 0, fraction = 0;
+    for (int d = 0; d < digits; ++d) {
+      if (has_point && d == point) text += '.';
+      const int digit = rng() % 3 == 0 ? 0 : static_cast<int>(rng() % 10);
+      text += static_cast<char>('0' + digit);
+      significant += mantissa != 0 || digit != 0;
+      mantissa = mantissa * 10 + static_cast<unsigned>(digit);
+      fraction += has_point && d >= point;
+    }
+    const std::string padded = text + ",\n........";
+    ops_csv::PlainDecimal d;
+    const char* end = ops_csv::ScanPlainDecimal(
+        padded.data(), padded.data() + padded.size(), &d);
+    if (significant > 19) {
+      EXPECT_EQ(end, nullptr) << text;
+      continue;
+    }
+    ASSERT_NE(end, nullptr) << text;
+    ASSERT_EQ(static_cast<size_t>(end - padded.data()), text.size()) << text;
+    EXPECT_EQ(d.mantissa, static_cast<uint64_t>(mantissa)) << text;
+    EXPECT_EQ(d.fraction, fraction) << text;
+    double expected = 0;
+    std::from_chars(text.data(), text.data() + text.size(), expected);
+    const double value =
+        ops_csv::PlainDecimalToDouble(d, padded.data(), end);
+    EXPECT_EQ(std::bit_cast<uint64_t>(value), std::bit_cast<uint64_t>(expected))
+        << text;
+  }
+}
+
+}  // namespace
+}  // namespace strag::ingest
