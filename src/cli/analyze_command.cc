@@ -13,6 +13,7 @@
 #include "cli/report_flags.h"
 #include "ingest/kineto/kineto_file.h"
 #include "load/job_files.h"
+#include "load/streamed_ops_csv.h"
 #include "report/report.h"
 
 namespace strag::cli {
@@ -32,7 +33,14 @@ const char kAnalyzeUsageHead[] =
     "                        the traces name none (default: file-name order)\n"
     "  --hosts FILE          the host of each rank, `RANK HOST` per line: nodes\n"
     "                        by host (default: host names in tensorboard trace\n"
-    "                        file names, else rank / gpus_per_node, assumed)\n";
+    "                        file names, else rank / gpus_per_node, assumed)\n"
+    "  --window-ops N        ops CSV: read and analyse it in windows of whole\n"
+    "                        steps of at least N ops (K, M, G suffixes), held\n"
+    "                        one at a time, for traces too large for memory;\n"
+    "                        rows must come grouped by increasing step. Same\n"
+    "                        numbers; no diagnosis, plan or timelines\n"
+    "  --spill-dir DIR       where --window-ops keeps its windows (16 bytes\n"
+    "                        per op; default /tmp)\n";
 
 namespace {
 
@@ -59,10 +67,55 @@ std::string AnalyzeUsage() {
 
 namespace {
 
+// --window-ops: an ops CSV read and analysed a window of steps at a time.
+Status RunInWindows(const Flags& flags, const load::JobRead& read,
+                    const report::ReportOptions& options, OutputFiles* out,
+                    ReportView view) {
+  if (load::IsKinetoJob(read.inputs)) {
+    return InvalidInput("flag --window-ops: only for an ops CSV");
+  }
+  if (view == ReportView::kPlan) {
+    return InvalidInput(
+        "flag --window-ops: the plan needs the whole trace in memory");
+  }
+  const std::string text = flags.Get("window-ops").value_or("");
+  const std::optional<uint64_t> window = ParseBytes(text);
+  if (!window || *window == 0 || *window > (uint64_t{1} << 32)) {
+    return InvalidInput(
+        "flag --window-ops: expected a count of ops from 1 to 4G (K, M, G "
+        "suffixes), got \"" + text + "\"");
+  }
+  load::StreamOptions stream{.window_ops = static_cast<size_t>(*window),
+                             .spill_dir = flags.Get("spill-dir").value_or("/tmp"),
+                             .threads = read.threads,
+                             .limits = read.limits};
+  ASSIGN_OR_RETURN(load::StreamedJob job,
+                   load::StreamOpsCsv(read.inputs[0], read.meta, stream));
+  if (!flags.Has("quiet")) {
+    std::fprintf(
+        stderr,
+        "strag: %llu ops in %zu windows of steps (%.1f MB spilled)%s\n",
+        static_cast<unsigned long long>(job.ops), job.num_windows,
+        static_cast<double>(job.spill_bytes) / 1e6,
+        job.sorted ? StrFormat("; rows not grouped by step: read twice, "
+                               "sorted through %.1f MB",
+                               static_cast<double>(job.sort_bytes) / 1e6)
+                         .c_str()
+                   : "");
+  }
+  report::ReportInput in{.source = read.inputs[0],
+                         .prepared = job.windows->shape(),
+                         .meta = read.meta};
+  ASSIGN_OR_RETURN(
+      const report::Report report,
+      report::BuildWindowedReport(std::move(in), job.windows.get(), options));
+  return WriteReport(flags, report, out, view);
+}
+
 Status Run(const std::vector<std::string>& args, ReportView view) {
   FlagSpec spec{
       .with_value = {"meta", "dp", "pp", "tp", "cp", "vpp", "rank-map",
-                     "hosts"},
+                     "hosts", "window-ops", "spill-dir"},
       .booleans = {},
   };
   AddReportFlags(&spec);
@@ -109,6 +162,9 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
   if (kineto) {
     ASSIGN_OR_RETURN(read.rank_map,
                      ParseRankMap(flags.Get("rank-map").value_or("")));
+  }
+  if (flags.Has("window-ops")) {
+    return RunInWindows(flags, read, options, &out, view);
   }
   ASSIGN_OR_RETURN(report::ReportInput in, load::ReadJob(std::move(read)));
   if (kineto) {

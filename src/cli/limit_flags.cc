@@ -21,7 +21,8 @@ namespace {
 
 constexpr uint64_t kMinLimitBytes = uint64_t{1} << 10;
 
-// "65536", "64K", "64KiB", "256M", "2G" -> bytes; nullopt when not one.
+}  // namespace
+
 std::optional<uint64_t> ParseBytes(std::string_view text) {
   uint64_t value = 0;
   const char* end = text.data() + text.size();
@@ -42,6 +43,8 @@ std::optional<uint64_t> ParseBytes(std::string_view text) {
   if (value > (UINT64_MAX >> shift)) return std::nullopt;
   return value << shift;
 }
+
+namespace {
 
 Status ParseLimit(const Flags& flags, const char* name, uint64_t* limit) {
   const std::optional<std::string> text = flags.Get(name);

@@ -8,6 +8,9 @@
 #define STRAG_SRC_CLI_LIMIT_FLAGS_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "base/status.h"
 #include "cli/flags.h"
@@ -19,6 +22,10 @@ namespace strag::cli {
 inline constexpr size_t kMaxMetaFileBytes = size_t{64} << 20;
 
 void AddLimitFlags(FlagSpec* spec);
+
+// "65536", "64K", "64KiB", "256M", "2G" -> 65536, 2^16, 2^16, 2^28, 2^31;
+// nullopt when not one.
+std::optional<uint64_t> ParseBytes(std::string_view text);
 
 // The usage lines of the limit flags.
 extern const char kLimitFlagsUsage[];

@@ -162,17 +162,6 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
           ? Cause::kNone
           : d.findings.front().cause;
 
-  const double observed = PairwiseMean(r.step_t_observed);
-  const double replayed = PairwiseMean(r.step_t_replayed);
-  const double ideal = PairwiseMean(r.step_t_ideal);
-  d.excess_step_time_ms = 1e3 * (observed - ideal);
-  const double blocking = std::max(0.0, replayed - ideal);
-  const double launch = std::max(0.0, observed - replayed);
-  d.blocking_share =
-      blocking + launch > 0 ? blocking / (blocking + launch) : 1.0;
-  d.dominant_cause = d.blocking_share >= 0.5
-                         ? "synchronization waiting (blocking)"
-                         : "host-side launch delays";
   // Without a probable cause the slowest worker is noise: none is named.
   if (!r.workers.empty() && d.probable_cause != Cause::kNone) {
     const whatif::WorkerScore w = NamedWorker(r, d.findings.front());
@@ -184,8 +173,8 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
         hosts ? t.topology.HostOf(place->node) : std::string()};
     d.scope = Scope(t, d.largest_straggler, options);
   }
-  Persistence(r, &d);
-  Split(r, &d);
+  // After the straggler is named: its DP replica's share of slow steps.
+  AddMeasuredFacts(r, &d);
   // The replay bounds the trace from below: S < 1 (utilization above 100%)
   // means the ideal does not describe this job, never a faster-than-ideal
   // job.
@@ -198,13 +187,29 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
                   r.slowdown, r.slowdown * r.launch_slowdown),
         &d);
   }
+  return d;
+}
+
+void AddMeasuredFacts(const whatif::WhatIfResult& r, Diagnosis* d) {
+  const double observed = PairwiseMean(r.step_t_observed);
+  const double replayed = PairwiseMean(r.step_t_replayed);
+  const double ideal = PairwiseMean(r.step_t_ideal);
+  d->excess_step_time_ms = 1e3 * (observed - ideal);
+  const double blocking = std::max(0.0, replayed - ideal);
+  const double launch = std::max(0.0, observed - replayed);
+  d->blocking_share =
+      blocking + launch > 0 ? blocking / (blocking + launch) : 1.0;
+  d->dominant_cause = d->blocking_share >= 0.5
+                          ? "synchronization waiting (blocking)"
+                          : "host-side launch delays";
+  Persistence(r, d);
+  Split(r, d);
   const auto worst =
       std::max_element(r.slowdown_per_step.begin(), r.slowdown_per_step.end());
   if (worst != r.slowdown_per_step.end()) {
-    d.worst_step =
+    d->worst_step =
         r.steps[static_cast<size_t>(worst - r.slowdown_per_step.begin())];
   }
-  return d;
 }
 
 void WithoutDiagnosis(const std::string& reason, Diagnosis* d) {

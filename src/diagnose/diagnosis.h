@@ -90,6 +90,12 @@ Diagnosis Diagnose(const whatif::PreparedTrace& trace,
                    const whatif::WhatIfResult& result,
                    const DiagnoseOptions& options);
 
+// The facts Diagnose measures from the what-if result alone (excess step
+// time, blocking share, persistence, compute / communication split, worst
+// step): what a job analysed in windows of steps, whose detectors cannot
+// run, still reports.
+void AddMeasuredFacts(const whatif::WhatIfResult& r, Diagnosis* diagnosis);
+
 // When the input cannot support a diagnosis (`reason`, e.g. "only 2 of 128
 // ranks are traced"): no finding, cause or straggler is named, and the
 // dominant cause is "unknown: <reason>"; the measured facts stay.

@@ -231,4 +231,37 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
   return report;
 }
 
+Result<Report> BuildWindowedReport(ReportInput in,
+                                   whatif::WindowSource* windows,
+                                   const ReportOptions& options) {
+  if (options.timelines) {
+    return InvalidInput(
+        "timelines need the whole trace in memory: drop --window-ops");
+  }
+  Report report;
+  ASSIGN_OR_RETURN(
+      std::vector<std::string> meta_warnings,
+      CheckMeta(in.meta, in.prepared, in.notes ? &*in.notes : nullptr));
+  Result<whatif::WhatIfResult> analysed =
+      whatif::AnalyzeWindows(in.prepared, windows, options.whatif);
+  if (!analysed.ok()) return analysed.status().WithContext(in.source);
+  report.result = std::move(analysed).value();
+  ASSIGN_OR_RETURN(report.cost, JobCost(in, report.result, options));
+  const std::string why =
+      "analysed in windows of steps: the numbers are exact, but the "
+      "detectors need the whole trace in memory (run without --window-ops "
+      "for a cause)";
+  diagnose::AddMeasuredFacts(report.result, &report.diagnosis);
+  diagnose::WithoutDiagnosis(why, &report.diagnosis);
+  if (options.plan) {
+    report.plan.emplace();
+    report.plan->withheld = why;
+  }
+  for (std::string& w : meta_warnings) report.warnings.push_back(std::move(w));
+  report.source = std::move(in.source);
+  report.meta = std::move(in.meta);
+  report.notes = std::move(in.notes);
+  return report;
+}
+
 }  // namespace strag::report

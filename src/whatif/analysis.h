@@ -12,28 +12,17 @@
 #define STRAG_SRC_WHATIF_ANALYSIS_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "trace/job_meta.h"
+#include "whatif/ideal_pools.h"
 #include "whatif/prepared_trace.h"
 
 namespace strag::whatif {
-
-// Over which rows an op's ideal value is pooled. The published method pools
-// per op type over everything, so a stage that is heavier by design counts as
-// a straggler; the finer pools do not.
-enum class IdealPool {
-  kOpType,       // per op type (published)
-  kOpTypeStage,  // per op type and stage
-  kOp,           // per op (type, seq_id, stage): over steps and DP ranks
-  kPosition,     // per (type, seq_id): over steps, DP ranks and stages; for
-                 // Layout::kRanks, the same position of the step on every rank
-  kRole,         // Layout::kRanks: the same position on the ranks of one
-                 // stage, outliers left out, stages evened (robust_ideal.h)
-};
 
 struct WhatIfOptions {
   IdealPool pool = IdealPool::kOpType;
@@ -114,6 +103,27 @@ int64_t WorldSize(const WhatIfResult& result, const trace::JobMeta& meta);
 
 Result<WhatIfResult> Analyze(const PreparedTrace& trace,
                              const WhatIfOptions& options);
+
+// A job given a window of consecutive steps at a time, each window a
+// PreparedTrace of the same model (PrepareTraceWindow), for jobs too large
+// to prepare at once. The analysis goes over the windows three times.
+class WindowSource {
+ public:
+  virtual ~WindowSource() = default;
+  // Calls `fn` with every window, in step order, and returns its first
+  // error.
+  virtual Status ForEachWindow(
+      const std::function<Status(const PreparedTrace&)>& fn) = 0;
+};
+
+// Analyze on a job given in windows: the same result, bit for bit, as
+// Analyze on the whole job (steps never interact in a replay, and every
+// pooled value is summed in the whole job's order). `shape` holds the job's
+// layout, model, dp, pp, vpp, every step, workers and topology (its
+// per-slot arrays are not read). The role pool needs one window.
+Result<WhatIfResult> AnalyzeWindows(const PreparedTrace& shape,
+                                    WindowSource* windows,
+                                    const WhatIfOptions& options);
 
 }  // namespace strag::whatif
 

@@ -331,14 +331,47 @@ std::string WorkerLabel(Layout layout, int32_t rank, int32_t dp, int32_t pp) {
 
 Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
                                    const trace::JobMeta& meta) {
-  PreparedTrace p;
-  RETURN_IF_ERROR(DeriveShape(table, &p));
-  RETURN_IF_ERROR(BuildModel(table, meta, &p));
+  ASSIGN_OR_RETURN(PreparedTrace p, PrepareShape(table, meta));
   BigVector<float> end;
   std::vector<float> step_min;
   RETURN_IF_ERROR(PlaceRows(table, &p, &end, &step_min));
   PreprocessTraced(end, step_min, &p);
   return p;
+}
+
+Result<PreparedTrace> PrepareShape(const trace::OpsTable& table,
+                                   const trace::JobMeta& meta) {
+  PreparedTrace p;
+  RETURN_IF_ERROR(DeriveShape(table, &p));
+  RETURN_IF_ERROR(BuildModel(table, meta, &p));
+  return p;
+}
+
+Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
+                                    const trace::OpsTable& rows,
+                                    size_t first_step, size_t count) {
+  PreparedTrace w;
+  w.layout = shape.layout;
+  w.model = shape.model;
+  w.dp = shape.dp;
+  w.pp = shape.pp;
+  w.vpp = shape.vpp;
+  w.workers = shape.workers;
+  w.worker_rank = shape.worker_rank;
+  w.topology = shape.topology;
+  const auto from = shape.steps.begin() + static_cast<ptrdiff_t>(first_step);
+  w.steps.assign(from, from + static_cast<ptrdiff_t>(count));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (!std::binary_search(w.steps.begin(), w.steps.end(), rows.step[r])) {
+      return InvalidInput("step " + std::to_string(rows.step[r]) +
+                          ": a row outside its window of steps");
+    }
+  }
+  BigVector<float> end;
+  std::vector<float> step_min;
+  RETURN_IF_ERROR(PlaceRows(rows, &w, &end, &step_min));
+  PreprocessTraced(end, step_min, &w);
+  return w;
 }
 
 }  // namespace strag::whatif

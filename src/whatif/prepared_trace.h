@@ -102,6 +102,18 @@ struct PreparedTrace {
 Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
                                    const trace::JobMeta& meta);
 
+// A job in windows of steps (whatif::AnalyzeWindows), for jobs too large to
+// prepare at once. PrepareShape: the layout, model, steps, workers and
+// topology of the whole table, without per-slot arrays. PrepareWindow: the
+// steps [first_step, first_step + count) of `shape`, from `rows` (exactly
+// their rows, in any order): what PrepareTrace would give for those steps,
+// bit for bit, since every per-slot value depends only on its step.
+Result<PreparedTrace> PrepareShape(const trace::OpsTable& table,
+                                   const trace::JobMeta& meta);
+Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
+                                    const trace::OpsTable& rows,
+                                    size_t first_step, size_t count);
+
 // The preprocessing shared by every input (whatif-spec.md §4): from `start`
 // (traced, binary32 s) and the traced `end` of every slot and the earliest
 // start of every step, derives launch delays and transfer times (into

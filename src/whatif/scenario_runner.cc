@@ -18,7 +18,7 @@ bool NoneSet(const std::vector<uint8_t>& mask) {
 // An instance is all-ideal when no term touches it (base ideal) or one term
 // covers all its ops (base traced); those of a step share one lane.
 void ScenarioRunner::BuildLanes(Base base, const Selection& x) {
-  const size_t dp = static_cast<size_t>(trace_.dp);
+  const size_t dp = static_cast<size_t>(trace_->dp);
   std::vector<uint8_t> empty_nodes(x.terms.size()), full_nodes(x.terms.size());
   for (size_t k = 0; k < x.terms.size(); ++k) {
     empty_nodes[k] = NoneSet(x.terms[k].nodes);
@@ -26,7 +26,7 @@ void ScenarioRunner::BuildLanes(Base base, const Selection& x) {
   }
   lane_instance_.clear();
   sync_offsets_.assign(1, 0);
-  for (size_t step = 0; step < trace_.steps.size(); ++step) {
+  for (size_t step = 0; step < trace_->steps.size(); ++step) {
     bool folded = false;
     for (size_t d = 0; d < dp; ++d) {
       const size_t i = step * dp + d;
@@ -53,8 +53,8 @@ void ScenarioRunner::BuildLanes(Base base, const Selection& x) {
 replay::StepTimes ScenarioRunner::Run(Base base, const Selection& x) {
   BuildLanes(base, x);
   const size_t lanes = lane_instance_.size();
-  const size_t n = trace_.num_nodes();
-  const size_t inst = trace_.num_instances();
+  const size_t n = trace_->num_nodes();
+  const size_t inst = trace_->num_instances();
   bool identity = lanes == inst;
   for (size_t l = 0; identity && l < lanes; ++l) {
     identity = lane_instance_[l] == static_cast<int64_t>(l);
@@ -94,8 +94,8 @@ replay::StepTimes ScenarioRunner::Run(Base base, const Selection& x) {
 }
 
 void ScenarioRunner::IdentityLanes() {
-  const size_t dp = static_cast<size_t>(trace_.dp);
-  lane_instance_.resize(trace_.num_instances());
+  const size_t dp = static_cast<size_t>(trace_->dp);
+  lane_instance_.resize(trace_->num_instances());
   sync_offsets_.clear();
   for (size_t i = 0; i < lane_instance_.size(); ++i) {
     lane_instance_[i] = static_cast<int64_t>(i);
@@ -107,15 +107,15 @@ void ScenarioRunner::IdentityLanes() {
 replay::StepTimes ScenarioRunner::RunTraced(
     std::span<const float> launch_delay, const replay::WindowVisitor& visit) {
   IdentityLanes();
-  rows_ = replay::DenseRows(traced_cost_, trace_.num_nodes(),
-                            trace_.num_instances());
+  rows_ = replay::DenseRows(traced_cost_, trace_->num_nodes(),
+                            trace_->num_instances());
   return Execute(launch_delay, nullptr, visit);
 }
 
 replay::StepTimes ScenarioRunner::RunIdealLane() {
   lane_instance_.assign(1, -1);
   sync_offsets_ = {0, 1};
-  rows_.assign(trace_.num_nodes(), nullptr);
+  rows_.assign(trace_->num_nodes(), nullptr);
   return Execute({}, &times_);
 }
 
@@ -124,18 +124,18 @@ replay::StepTimes ScenarioRunner::Execute(std::span<const float> launch_delay,
                                           const replay::WindowVisitor& visit) {
   std::span<const double> values = ideal_cost_;
   if (values.empty()) {
-    zeros_.assign(trace_.num_nodes(), 0.0);
+    zeros_.assign(trace_->num_nodes(), 0.0);
     values = zeros_;
   }
   const replay::ReplayInput input{
-      .graph = &trace_.model.graph,
+      .graph = &trace_->model.graph,
       .num_lanes = lane_instance_.size(),
       .cost = {.rows = rows_, .values = values},
       .launch_delay = launch_delay,
       .sync_offsets = sync_offsets_,
-      .optimizer_nodes = trace_.model.optimizer_nodes,
+      .optimizer_nodes = trace_->model.optimizer_nodes,
   };
-  replayed_ops_ += trace_.num_nodes() * lane_instance_.size();
+  replayed_ops_ += trace_->num_nodes() * lane_instance_.size();
   return replay::Replay(input, &workspace_, keep, visit);
 }
 

@@ -28,11 +28,19 @@ enum class Base {
 
 class ScenarioRunner {
  public:
-  // `trace` must outlive the runner.
-  explicit ScenarioRunner(const PreparedTrace& trace) : trace_(trace) {}
+  // `trace` must outlive the runner (or its next Retarget).
+  explicit ScenarioRunner(const PreparedTrace& trace) : trace_(&trace) {}
   ScenarioRunner(const ScenarioRunner&) = delete;
   ScenarioRunner& operator=(const ScenarioRunner&) = delete;
   ScenarioRunner(ScenarioRunner&&) = default;
+
+  // Replays `trace` from now on (another window of steps of the same job:
+  // same model), keeping the workspace. Set the costs again.
+  void Retarget(const PreparedTrace& trace) {
+    trace_ = &trace;
+    traced_cost_ = {};
+    ideal_cost_ = {};
+  }
 
   // The two values of every op: traced per (node, instance) slot, ideal per
   // node. Both spans must outlive their use; the workspace is kept.
@@ -65,7 +73,7 @@ class ScenarioRunner {
                             replay::ReplayTimes* keep,
                             const replay::WindowVisitor& visit = nullptr);
 
-  const PreparedTrace& trace_;
+  const PreparedTrace* trace_;
   std::span<const double> traced_cost_;
   std::span<const double> ideal_cost_;
   std::vector<int64_t> lane_instance_;  // -1: folded all-ideal lane

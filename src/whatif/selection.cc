@@ -120,6 +120,17 @@ Selection SelectWorkers(const PreparedTrace& t,
   return s;
 }
 
+Selection SliceInstances(const Selection& x, size_t first, size_t count) {
+  Selection out{x.label, {}};
+  for (const SelectionTerm& term : x.terms) {
+    const auto from = term.instances.begin() + static_cast<ptrdiff_t>(first);
+    out.terms.push_back(SelectionTerm{
+        term.nodes, std::vector<uint8_t>(
+                        from, from + static_cast<ptrdiff_t>(count))});
+  }
+  return out;
+}
+
 Selection SelectStage(const PreparedTrace& t, int32_t stage) {
   SelectionTerm term = AllOps(t);
   for (size_t i = 0; i < term.nodes.size(); ++i) {

@@ -37,6 +37,10 @@ Selection SelectStage(const PreparedTrace& trace, int32_t stage);
 // (-1: any), labelled "pp=S" / "dp=D".
 Selection SelectPlaces(const PreparedTrace& trace, int32_t pp, int32_t dp);
 
+// The part of `x` on the instances [first, first + count) (a window of
+// whole steps), renumbered from 0.
+Selection SliceInstances(const Selection& x, size_t first, size_t count);
+
 // Parses "key=value[+value...][,key=value...]": keys rank, stage (or pp),
 // dp, optype (an op type or a group such as forward-pp-comm), step. Values of
 // one key are alternatives; different keys must all match. Fails with

@@ -400,6 +400,30 @@ TEST(KinetoParserTest, InputDimsOfCpuOps) {
   EXPECT_EQ(t.names[t.name[0]], "gemm");
 }
 
+// Integers in args in every form the reader takes (a string of digits, an
+// integral double, whitespace around) and the forms it does not (a
+// fraction, a leading zero): plain integers take a fast path that must
+// agree with simdjson's parser.
+TEST(KinetoParserTest, IntegersInArgsInEveryForm) {
+  const char* json = R"js({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 20, "dur": 1, "args": {"Input Dims": [[7], ["8"], [9.0], [10.5], [1e1], [-0], [07], [ 12 ]
+  , [123456789012345678], [1234567890123456789], [-5], [12345678901234567890], ["-3"]]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 6, "dur": 2, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 30, "dur": 5, "args": {"stream": 7 , "correlation":1}}
+  ]})js";
+  const trace::RankTrace t = ParseOk(json, "rank0.json");
+  ASSERT_EQ(t.input_shapes.size(), 1u);
+  const trace::InputShape& e = t.input_shapes[0];
+  EXPECT_EQ(std::vector<int64_t>(t.input_numels.begin() + e.first,
+                                 t.input_numels.begin() + e.first + e.count),
+            (std::vector<int64_t>{7, 8, 9, -1, 10, 0, -1, 12,
+                                  123456789012345678, 1234567890123456789, -1,
+                                  -1, -1}));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.stream[0], 7);
+  EXPECT_EQ(t.launch_ns[0], 6000);
+}
+
 // The CPU op that launched each kernel (RankTrace::launch_op): kernels
 // first in the file; on thread 10 aten::linear holds aten::addmm (zero-
 // length aten::view inside it), a launch in each and one after both;

@@ -44,14 +44,13 @@ bool LooksLikeOp(std::string_view name) {
          name.substr(0, name.size() - digits).ends_with("Backward");
 }
 
-Category CategoryOf(const KinetoEvent& event) {
-  if (!event.has_cat || event.cat.empty()) {
-    return LooksLikeOp(event.name) || ProfilerStepId(event.name) ||
-                   CpuCommFamilyOf(event.name) != CpuCommFamily::kNone
+Category CategoryOf(bool has_cat, std::string_view cat, std::string_view name) {
+  if (!has_cat || cat.empty()) {
+    return LooksLikeOp(name) || ProfilerStepId(name) ||
+                   CpuCommFamilyOf(name) != CpuCommFamily::kNone
                ? Category::kCpuOp
                : Category::kUserAnnotation;
   }
-  const std::string_view cat = event.cat;
   if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" ||
       cat == "Kernel" || cat == "Memcpy" || cat == "Memset") {
     return Category::kGpuOp;
@@ -166,10 +165,9 @@ void RankTraceBuilder::Reserve(uint64_t text_bytes) {
 bool RankTraceBuilder::NeedsArgs(std::string_view ph, std::string_view cat,
                                  std::string_view name) const {
   if (ph != "X") return false;
-  KinetoEvent probe;
-  probe.has_cat = !cat.empty();
-  probe.cat = cat;
-  const Category category = CategoryOf(probe);
+  // Without a category, the name does not count here (an event without
+  // one needs args only when it is a comm op).
+  const Category category = CategoryOf(!cat.empty(), cat, "");
   return category == Category::kGpuOp || category == Category::kLaunch ||
          category == Category::kCpuOp ||  // "Input Dims" (record_shapes)
          CpuCommFamilyOf(name) != CpuCommFamily::kNone;
@@ -240,7 +238,7 @@ std::optional<Category> RankTraceBuilder::CompleteEventCategory(
     }
     return std::nullopt;
   }
-  const Category category = CategoryOf(event);
+  const Category category = CategoryOf(event.has_cat, event.cat, event.name);
   if (category == Category::kIgnored && event.cat == "python_function") {
     AddHostSpan(event);  // e.g. a gc event of the Python tracer
   }

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
+#include <string>
+
+#include "ingest/common/decimal_time.h"
 
 namespace strag::ingest::kineto {
 namespace {
@@ -26,6 +30,24 @@ TEST(MicrosTextToNanosTest, ExactAtEpochScale) {
   EXPECT_EQ(MicrosTextToNanos("1712195495519695.8"), 1712195495519695800);
   EXPECT_EQ(MicrosTextToNanos("1712195495519689.047"), 1712195495519689047);
   EXPECT_EQ(MicrosTextToNanos("1682725898236567"), 1682725898236567000);
+}
+
+// The fast path reads 8 digits at a time: every length of the integer
+// part, and bytes just outside the digits, against the exact slow path.
+TEST(MicrosTextToNanosTest, EveryDigitCount) {
+  const std::string digits = "12345678901234567890";
+  for (size_t n = 1; n <= digits.size(); ++n) {
+    const std::string whole = digits.substr(0, n);
+    for (const std::string& text :
+         {whole, whole + ".5", whole + ".047", whole + ".0471", "-" + whole,
+          whole + ":", whole + "/", whole + "e1"}) {
+      const std::optional<trace::ExactTime> exact =
+          DecimalTextToExactTime(text, 3);
+      const std::optional<int64_t> expected =
+          exact ? std::optional<int64_t>(exact->ns) : std::nullopt;
+      EXPECT_EQ(MicrosTextToNanos(text), expected) << text;
+    }
+  }
 }
 
 TEST(MicrosTextToNanosTest, RoundsBelowTheNanosecondHalfAwayFromZero) {

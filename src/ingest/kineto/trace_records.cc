@@ -2,6 +2,7 @@
 #include "ingest/kineto/trace_records.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 namespace strag::ingest::kineto {
@@ -42,11 +43,27 @@ int32_t CommDetails::Peer() const {
 }
 
 uint32_t TraceRecords::Intern(std::string_view name) {
+  uint64_t head = 0;
+  uint64_t tail = 0;
+  if (name.size() >= 8) {
+    std::memcpy(&head, name.data(), 8);
+    std::memcpy(&tail, name.data() + name.size() - 8, 8);
+  } else {
+    for (const char c : name) head = head << 8 | static_cast<unsigned char>(c);
+  }
+  const uint64_t fingerprint =
+      ((head * 0x9e3779b97f4a7c15) ^ tail ^ name.size()) * 0xff51afd7ed558ccd;
+  uint32_t& recent = recent_names_[fingerprint >> 58];
+  if (recent != 0 && out.names[recent - 1] == name) return recent - 1;
   const auto found = name_index_.find(name);
-  if (found != name_index_.end()) return found->second;
+  if (found != name_index_.end()) {
+    recent = found->second + 1;
+    return found->second;
+  }
   const auto index = static_cast<uint32_t>(out.names.size());
   name_index_.emplace(std::string(name), index);
   out.names.emplace_back(name);
+  recent = index + 1;
   return index;
 }
 

@@ -8,6 +8,7 @@
 #ifndef STRAG_SRC_INGEST_KINETO_TRACE_RECORDS_H_
 #define STRAG_SRC_INGEST_KINETO_TRACE_RECORDS_H_
 
+#include <array>
 #include <compare>
 #include <cstdint>
 #include <functional>
@@ -144,6 +145,11 @@ struct TraceRecords {
   };
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>
       name_index_;
+  // The index of a name interned lately, by a fingerprint of the text (its
+  // length and first and last 8 bytes), checked against the name itself: a
+  // hit costs one compare instead of hashing the whole text (kernel names
+  // run to hundreds of bytes, and an op's name comes with every event).
+  std::array<uint32_t, 64> recent_names_{};  // index + 1; 0: none
   std::unordered_map<std::string, int32_t> group_index_;
   std::map<int64_t, int32_t> big_streams_;
   std::map<ThreadKey, uint32_t> thread_index_;

@@ -2,6 +2,7 @@
 #include "ingest/kineto/trace_splitter.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -344,53 +345,60 @@ Status TraceSplitter::EndValue(size_t end) {
 }
 
 // Scans whole blocks of 64 bytes from pos_ (the last partial block waits
-// for more text) until the scanned array or object closes.
+// for more text) until the scanned array or object closes. The blocks are
+// classified kBlocksPerRun at a time by the kernel the CPU runs best; the
+// string state then runs ahead of pos_, which matters only while the
+// container is open: it is reset for the next one.
 Status TraceSplitter::ScanBlocks() {
+  constexpr size_t kBlocksPerRun = 16;
   const char* data = buffer_.get();
   const bool events = mode_ == Mode::kEvents;
+  std::array<BlockStructure, kBlocksPerRun> run;
   while (pos_ + kJsonBlockBytes <= size_) {
-    const size_t base = pos_;
-    // A top-level value still open at `base` is longer than base - start:
-    // refused before anything in this block (events: CheckOpenEvent).
-    if (!events && Offset(base) - value_offset_ >= max_event_bytes_) {
-      return TooLong(value_offset_,
-                     "the value of \"" + key_.substr(0, 200) + "\"",
-                     max_event_bytes_, "--max-event-bytes");
-    }
-    const JsonBlockMasks masks = ClassifyJsonBlock(data + base);
-    const uint64_t inside = strings_.InsideStrings(masks);
-    const uint64_t opens = masks.open & ~inside;
-    const uint64_t closes = masks.close & ~inside;
-    pos_ = base + kJsonBlockBytes;
-    // Inside an event, a block whose closing brackets cannot bring the
-    // depth back to 1 holds no event boundary: count, do not walk.
-    const int64_t open_count = __builtin_popcountll(opens);
-    const int64_t close_count = __builtin_popcountll(closes);
-    if (events && depth_ >= 2 && close_count < depth_ - 1) {
-      depth_ += open_count - close_count;
-      continue;
-    }
-    uint64_t structural = opens | closes;
-    while (structural != 0) {
-      const int bit = __builtin_ctzll(structural);
-      structural &= structural - 1;
-      const size_t i = base + static_cast<size_t>(bit);
-      if ((opens >> bit) & 1) {
-        if (depth_ == 1 || !events) {
-          RETURN_IF_ERROR(OnOpen(i, data[i]));
-        } else {
-          ++depth_;
+    const size_t blocks =
+        std::min((size_ - pos_) / kJsonBlockBytes, kBlocksPerRun);
+    run_backslash_ = ClassifyBlocks(block_kernel_, data + pos_, blocks,
+                                    &strings_, run.data());
+    backslash_pending_ = backslash_pending_ || run_backslash_;
+    for (size_t b = 0; b < blocks; ++b) {
+      const size_t base = pos_;
+      // A top-level value still open at `base` is longer than base - start:
+      // refused before anything in this block (events: CheckOpenEvent).
+      if (!events && Offset(base) - value_offset_ >= max_event_bytes_) {
+        return TooLong(value_offset_,
+                       "the value of \"" + key_.substr(0, 200) + "\"",
+                       max_event_bytes_, "--max-event-bytes");
+      }
+      const BlockStructure& block = run[b];
+      pos_ = base + kJsonBlockBytes;
+      // Inside an event, a block whose closing brackets cannot bring the
+      // depth back to 1 holds no event boundary: count, do not walk.
+      if (events && depth_ >= 2 && block.close_count < depth_ - 1) {
+        depth_ += block.open_count - block.close_count;
+        continue;
+      }
+      uint64_t structural = block.opens | block.closes;
+      while (structural != 0) {
+        const int bit = __builtin_ctzll(structural);
+        structural &= structural - 1;
+        const size_t i = base + static_cast<size_t>(bit);
+        if ((block.opens >> bit) & 1) {
+          if (depth_ == 1 || !events) {
+            RETURN_IF_ERROR(OnOpen(i, data[i]));
+          } else {
+            ++depth_;
+          }
+          continue;
         }
-        continue;
-      }
-      if (depth_ > 2 && events) {
-        --depth_;
-        continue;
-      }
-      RETURN_IF_ERROR(OnClose(i, data[i]));
-      if (depth_ == 0) {
-        pos_ = i + 1;  // the rest of the block goes back to StepSlow
-        return Status::Ok();
+        if (depth_ > 2 && events) {
+          --depth_;
+          continue;
+        }
+        RETURN_IF_ERROR(OnClose(i, data[i]));
+        if (depth_ == 0) {
+          pos_ = i + 1;  // the rest of the block goes back to StepSlow
+          return Status::Ok();
+        }
       }
     }
   }
@@ -547,6 +555,10 @@ Status TraceSplitter::Flush() {
   batch.size = elements_.back().end;
   batch.offset = Offset(batch_begin_);
   batch.elements = &elements_;
+  batch.may_have_escapes = backslash_pending_;
+  // The next batch starts after this point: in the last run classified, or
+  // earlier when an event is still open (a piece ended inside it).
+  backslash_pending_ = run_backslash_ || (depth_ > 1 && backslash_pending_);
   const Status status = on_batch_(batch);
   elements_.clear();
   return status;

@@ -54,6 +54,9 @@ struct EventBatch {
   size_t size = 0;
   uint64_t offset = 0;
   const std::vector<ElementSpan>* elements = nullptr;
+  // False when the batch has no backslash, so that no string in it has an
+  // escape (the splitter saw every byte of it; true: it may have one).
+  bool may_have_escapes = true;
 
   std::string_view text() const { return std::string_view(data, size); }
 };
@@ -163,7 +166,12 @@ class TraceSplitter {
   uint8_t bom_bytes_ = 0;       // of a UTF-8 byte order mark at the start
 
   // Block scanner state (kEvents, kContainer).
-  JsonStringState strings_;
+  BlockKernel block_kernel_ = BestBlockKernel();
+  JsonStringState strings_;  // after the blocks classified (see ScanBlocks)
+  // Whether the blocks classified since the last batch was handed over
+  // (and the run that held its end) had a backslash; and the last run.
+  bool backslash_pending_ = false;
+  bool run_backslash_ = false;
   int64_t depth_ = 0;    // 1 = directly inside the scanned container
   std::string openers_;  // kContainer only: the open brackets
   // kEvents: the elements scanned but not yet handed over.

@@ -33,6 +33,11 @@ Split SplitInPieces(std::string_view text, const std::vector<size_t>& cuts,
         batch.data[batch.size] = ']';
         batch.data[-1] = before;
         batch.data[batch.size] = after;
+        // A batch said to have no escapes has no backslash.
+        if (!batch.may_have_escapes) {
+          EXPECT_EQ(batch.text().find('\\'), std::string_view::npos)
+              << batch.text();
+        }
         for (const ElementSpan& e : *batch.elements) {
           split.elements.emplace_back(
               batch.offset + e.begin,
@@ -137,6 +142,39 @@ TEST(TraceSplitterTest, PiecesCutAnywhereGiveTheSameResult) {
       }
       ASSERT_EQ(SplitInPieces(text, cuts), whole) << text;
       ASSERT_EQ(SplitInPieces(text, cuts, /*batch_bytes=*/1), whole) << text;
+    }
+  }
+}
+
+// Every block kernel the CPU runs classifies as the portable one does,
+// whatever the string state it starts in (quotes, backslash runs and
+// brackets at every position, across block boundaries).
+TEST(TraceSplitterTest, BlockKernelsAgree) {
+  std::mt19937 random(11);
+  const char kAlphabet[] = "\"\\{}[]a ";
+  for (int trial = 0; trial < 2000; ++trial) {
+    const size_t blocks = 1 + random() % 5;
+    std::string text(blocks * kJsonBlockBytes, ' ');
+    for (char& c : text) c = kAlphabet[random() % (sizeof(kAlphabet) - 1)];
+    const JsonStringState start{(trial & 1) != 0, (trial & 2) != 0};
+    JsonStringState portable_state = start;
+    std::vector<BlockStructure> portable(blocks);
+    ClassifyBlocksPortable(text.data(), blocks, &portable_state,
+                           portable.data());
+    for (const BlockKernel kernel :
+         {BlockKernel::kAvx2, BlockKernel::kAvx512}) {
+      if (!CpuRuns(kernel)) continue;
+      JsonStringState state = start;
+      std::vector<BlockStructure> out(blocks);
+      ClassifyBlocks(kernel, text.data(), blocks, &state, out.data());
+      for (size_t b = 0; b < blocks; ++b) {
+        EXPECT_EQ(out[b].opens, portable[b].opens) << text;
+        EXPECT_EQ(out[b].closes, portable[b].closes) << text;
+        EXPECT_EQ(out[b].open_count, portable[b].open_count);
+        EXPECT_EQ(out[b].close_count, portable[b].close_count);
+      }
+      EXPECT_EQ(state.in_string, portable_state.in_string);
+      EXPECT_EQ(state.escape_next, portable_state.escape_next);
     }
   }
 }

@@ -188,6 +188,7 @@ Result<trace::OpsTable> OpsCsvParser::Finish() {
   (void)consumed;
   carry_ = std::string();
   FillAbsentColumns();
+  if (drop_extra_) table_.extra.clear();
   return std::move(table_);
 }
 
@@ -481,8 +482,10 @@ size_t OpsCsvParser::ParseRowsFast(std::string_view lines, size_t* count) {
           ok = false;
           break;
         }
-        t.extra[extra_index_[i]].values.emplace_back(
-            p, static_cast<size_t>(field_end - p));
+        if (!drop_extra_) {
+          t.extra[extra_index_[i]].values.emplace_back(
+              p, static_cast<size_t>(field_end - p));
+        }
         p = field_end;
       } else {
         switch (static_cast<Column>(role)) {
@@ -885,8 +888,22 @@ bool OpsCsvParser::ReadOpType(size_t i) {
 bool OpsCsvParser::ReadExtra(size_t i) {
   std::string text;
   if (!ReadFieldText(i, &text)) return false;
-  table_.extra[extra_index_[i]].values.push_back(std::move(text));
+  if (!drop_extra_) {
+    table_.extra[extra_index_[i]].values.push_back(std::move(text));
+  }
   return true;
+}
+
+trace::OpsTable OpsCsvParser::TakeRows() {
+  FillAbsentColumns();
+  trace::OpsTable rows = std::move(table_);
+  table_ = trace::OpsTable();
+  for (trace::ExtraColumn& extra : rows.extra) {
+    table_.extra.push_back(trace::ExtraColumn{extra.name, {}});
+  }
+  if (drop_extra_) rows.extra.clear();
+  rows_ = 0;
+  return rows;
 }
 
 // mc, mb_id and gmc are columns of every table; -1 says "not recorded".

@@ -65,6 +65,16 @@ class OpsCsvParser {
   // pieces. Call once.
   Result<trace::OpsTable> Finish();
 
+  // The rows parsed so far, taken out of the parser (which goes on with an
+  // empty table of the same columns): for readers that stream a file too
+  // large to hold, a batch of rows after each Feed. Absent mc, mb_id and gmc
+  // columns are filled with -1 as Finish does.
+  trace::OpsTable TakeRows();
+  // Parse the columns strag does not use (`seq_lens`, `name`...) but keep
+  // none of them: the tables have no extra columns. The streamed reader has
+  // no use for them.
+  void DropExtraColumns() { drop_extra_ = true; }
+
   // For tests: every row through the general path (the tokenizer), the
   // reference that the fast path must match. Call before the first Feed.
   void UseGeneralPathOnly() { general_path_only_ = true; }
@@ -131,6 +141,7 @@ class OpsCsvParser {
   size_t text_bytes_hint_;
   size_t threads_;
   bool general_path_only_ = false;
+  bool drop_extra_ = false;
   size_t max_line_bytes_;
   const ops_csv::OpTypeLookup& op_types_;
 

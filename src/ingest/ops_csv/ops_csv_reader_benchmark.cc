@@ -5,10 +5,15 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "ingest/common/file.h"
 #include "ingest/common/gzip.h"
+#include "ingest/common/text_blocks.h"
+#include "ingest/common/text_reader.h"
 #include "ingest/ops_csv/ops_csv_file.h"
 #include "ingest/ops_csv/ops_csv_reader.h"
 #include "ingest/ops_csv/ops_csv_writer.h"
@@ -91,7 +96,8 @@ void BM_ReadOpsCsvFileAr(benchmark::State& state) {
     state.SkipWithError("reference data not found");
     return;
   }
-  const ReadOpsCsvOptions options{.inflate_on_thread = state.range(0) != 0};
+  const ReadOpsCsvOptions options{.inflate_on_thread = state.range(0) != 0,
+                                  .threads = 1};
   for (auto _ : state) {
     Result<trace::OpsTable> table = ReadOpsCsvFile(TracePath(), options);
     benchmark::DoNotOptimize(table);
@@ -103,6 +109,54 @@ BENCHMARK(BM_ReadOpsCsvFileAr)
     ->ArgName("threaded")
     ->Arg(0)
     ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The text size of the file at $STRAG_BENCH_CSV (plain or gzip), counted
+// once; 0 when the variable is unset or the file unreadable.
+uint64_t EnvCsvTextBytes() {
+  static const uint64_t bytes = []() -> uint64_t {
+    const char* path = std::getenv("STRAG_BENCH_CSV");
+    if (path == nullptr) return 0;
+    Result<std::unique_ptr<TextReader>> reader = TextReader::Open(path, 1 << 20);
+    if (!reader.ok()) return 0;
+    uint64_t total = 0;
+    const Status status = ForEachTextBlock(
+        reader->get(),
+        {.block_bytes = 1 << 20, .inflate_on_thread = false, .sink_refused = {}},
+        [&total](std::string_view block) {
+          total += block.size();
+          return Status::Ok();
+        });
+    return status.ok() ? total : 0;
+  }();
+  return bytes;
+}
+
+// ReadOpsCsvFile on a large file of your own (STRAG_BENCH_CSV=path, e.g.
+// `strag simulate --out` or bench/anchor/tile_ops_csv.py output, plain or
+// .gz); the argument is the number of parsing threads (0: one per core).
+// Bytes are text bytes.
+void BM_ReadOpsCsvFileEnv(benchmark::State& state) {
+  if (EnvCsvTextBytes() == 0) {
+    state.SkipWithError("set STRAG_BENCH_CSV to an ops CSV file");
+    return;
+  }
+  const ReadOpsCsvOptions options{
+      .threads = static_cast<size_t>(state.range(0))};
+  for (auto _ : state) {
+    Result<trace::OpsTable> table =
+        ReadOpsCsvFile(std::getenv("STRAG_BENCH_CSV"), options);
+    if (!table.ok()) state.SkipWithError(table.status().message().c_str());
+    benchmark::DoNotOptimize(table);
+  }
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<int64_t>(EnvCsvTextBytes()));
+}
+BENCHMARK(BM_ReadOpsCsvFileEnv)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(0)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "load/streamed_ops_csv.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+#include "base/parallel_for.h"
+#include "ingest/common/text_blocks.h"
+#include "ingest/common/text_reader.h"
+#include "ingest/ops_csv/ops_csv_parser.h"
+#include "load/step_sorter.h"
+
+namespace strag::load {
+namespace {
+
+// Appends rows [from, to) of `src` to `dst` (the columns the analysis
+// reads; optional ones when present).
+void AppendRows(const trace::OpsTable& src, size_t from, size_t to,
+                trace::OpsTable* dst) {
+  const auto append = [from, to](const auto& s, auto* d) {
+    if (s.empty()) return;
+    d->insert(d->end(), s.begin() + static_cast<ptrdiff_t>(from),
+              s.begin() + static_cast<ptrdiff_t>(to));
+  };
+  append(src.rank, &dst->rank);
+  append(src.dp, &dst->dp);
+  append(src.pp, &dst->pp);
+  append(src.step, &dst->step);
+  append(src.op_type, &dst->op_type);
+  append(src.seq_id, &dst->seq_id);
+  append(src.chunk, &dst->chunk);
+  append(src.microbatch, &dst->microbatch);
+  append(src.global_chunk, &dst->global_chunk);
+  append(src.start_ns, &dst->start_ns);
+  append(src.dur_ns, &dst->dur_ns);
+  append(src.start_s32, &dst->start_s32);
+  append(src.dur_s32, &dst->dur_s32);
+  append(src.start_rem_as, &dst->start_rem_as);
+  append(src.tp, &dst->tp);
+  append(src.cp, &dst->cp);
+  append(src.tokens, &dst->tokens);
+}
+
+Status WriteAll(std::FILE* f, const void* data, size_t bytes,
+                const std::string& path) {
+  if (bytes != 0 && std::fwrite(data, 1, bytes, f) != bytes) {
+    return Internal(path + ": cannot write the spill file: " +
+                    std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Status ReadAll(std::FILE* f, void* data, size_t bytes,
+               const std::string& path) {
+  if (bytes != 0 && std::fread(data, 1, bytes, f) != bytes) {
+    return Internal(path + ": cannot read the spill file back");
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status WriteVector(std::FILE* f, const T& v, const std::string& path) {
+  return WriteAll(f, v.data(), v.size() * sizeof(v[0]), path);
+}
+
+// Windows being cut from the rows as they are parsed, prepared and
+// spilled.
+class Spiller {
+ public:
+  Spiller(const std::string& source, const trace::JobMeta& meta,
+          const StreamOptions& options, std::FILE* spill,
+          std::string spill_path, whatif::PreparedTrace* shape,
+          StreamedJob* job)
+      : source_(source),
+        meta_(meta),
+        options_(options),
+        spill_(spill),
+        spill_path_(std::move(spill_path)),
+        shape_(shape),
+        job_(job) {}
+
+  // Takes a batch of parsed rows (in file order).
+  Status Add(const trace::OpsTable& rows) {
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (rows.step[r] < last_step_) {
+        disordered_ = true;
+        return InvalidInput(
+            source_ + ": step " + std::to_string(rows.step[r]) +
+            " comes after step " + std::to_string(last_step_) +
+            " (row " + std::to_string(rows_seen_ + r + 1) +
+            "): a streamed analysis needs the rows grouped by step in "
+            "increasing order (sort the file by step, or analyse it in "
+            "memory)");
+      }
+      last_step_ = rows.step[r];
+    }
+    rows_seen_ += rows.size();
+    AppendRows(rows, 0, rows.size(), &pending_);
+    // A window ends where its last step does: the pending rows' last step
+    // may go on in the next batch, so it is kept.
+    while (pending_.size() >= options_.window_ops &&
+           pending_.step.front() != pending_.step.back()) {
+      const int64_t open_step = pending_.step.back();
+      const size_t cut = static_cast<size_t>(
+          std::lower_bound(pending_.step.begin(), pending_.step.end(),
+                           open_step) -
+          pending_.step.begin());
+      RETURN_IF_ERROR(Flush(cut));
+    }
+    return Status::Ok();
+  }
+
+  // Whether Add failed on a row of an earlier step than the one before.
+  bool disordered() const { return disordered_; }
+
+  Status Finish() {
+    if (pending_.size() == 0 && job_->num_windows == 0) {
+      return InvalidInput(source_ + ": the trace has no ops");
+    }
+    if (pending_.size() > 0) RETURN_IF_ERROR(Flush(pending_.size()));
+    return Status::Ok();
+  }
+
+ private:
+  // Prepares and spills the first `count` pending rows (whole steps).
+  Status Flush(size_t count) {
+    trace::OpsTable rows;
+    AppendRows(pending_, 0, count, &rows);
+    trace::OpsTable rest;
+    AppendRows(pending_, count, pending_.size(), &rest);
+    pending_ = std::move(rest);
+    whatif::PreparedTrace& shape = *shape_;
+    if (job_->num_windows == 0) {
+      Result<whatif::PreparedTrace> first = whatif::PrepareShape(rows, meta_);
+      if (!first.ok()) return first.status().WithContext(source_);
+      shape = std::move(first).value();
+      shape.steps.clear();
+    }
+    const size_t first_step = shape.steps.size();
+    for (int64_t s : rows.step) {
+      if (shape.steps.size() == first_step || shape.steps.back() != s) {
+        shape.steps.push_back(s);
+      }
+    }
+    const size_t count_steps = shape.steps.size() - first_step;
+    Result<whatif::PreparedTrace> window =
+        whatif::PrepareWindow(shape, rows, first_step, count_steps);
+    if (!window.ok()) return window.status().WithContext(source_);
+    const whatif::PreparedTrace& w = *window;
+    const uint64_t header[2] = {count_steps, w.num_nodes() * w.num_instances()};
+    RETURN_IF_ERROR(WriteAll(spill_, header, sizeof header, spill_path_));
+    RETURN_IF_ERROR(WriteVector(spill_, w.step_t_base, spill_path_));
+    RETURN_IF_ERROR(WriteVector(spill_, w.start, spill_path_));
+    RETURN_IF_ERROR(WriteVector(spill_, w.launch_delay, spill_path_));
+    RETURN_IF_ERROR(WriteVector(spill_, w.cost, spill_path_));
+    job_->ops += rows.size();
+    job_->num_windows += 1;
+    job_->spill_bytes += sizeof header + header[1] * (4 + 4 + 8) +
+                         count_steps * sizeof(float);
+    return Status::Ok();
+  }
+
+  const std::string& source_;
+  const trace::JobMeta& meta_;
+  const StreamOptions& options_;
+  std::FILE* spill_;
+  std::string spill_path_;
+  whatif::PreparedTrace* shape_;
+  StreamedJob* job_;
+  trace::OpsTable pending_;
+  int64_t last_step_ = INT64_MIN;
+  uint64_t rows_seen_ = 0;
+  bool disordered_ = false;
+};
+
+}  // namespace
+
+SpilledWindows::SpilledWindows(whatif::PreparedTrace shape, std::FILE* spill,
+                               std::string path)
+    : shape_(std::move(shape)), spill_(spill), path_(std::move(path)) {
+  window_.layout = shape_.layout;
+  window_.model = shape_.model;
+  window_.dp = shape_.dp;
+  window_.pp = shape_.pp;
+  window_.vpp = shape_.vpp;
+  window_.workers = shape_.workers;
+  window_.worker_rank = shape_.worker_rank;
+  window_.topology = shape_.topology;
+}
+
+SpilledWindows::~SpilledWindows() {
+  if (spill_ != nullptr) std::fclose(spill_);
+}
+
+Status SpilledWindows::ForEachWindow(
+    const std::function<Status(const whatif::PreparedTrace&)>& fn) {
+  std::rewind(spill_);
+  size_t first_step = 0;
+  while (first_step < shape_.steps.size()) {
+    uint64_t header[2];
+    RETURN_IF_ERROR(ReadAll(spill_, header, sizeof header, path_));
+    const auto steps = static_cast<size_t>(header[0]);
+    const auto slots = static_cast<size_t>(header[1]);
+    const auto from =
+        shape_.steps.begin() + static_cast<ptrdiff_t>(first_step);
+    window_.steps.assign(from, from + static_cast<ptrdiff_t>(steps));
+    window_.step_t_base.resize(steps);
+    window_.start.resize(slots);
+    window_.launch_delay.resize(slots);
+    window_.cost.resize(slots);
+    RETURN_IF_ERROR(ReadAll(spill_, window_.step_t_base.data(),
+                            steps * sizeof(float), path_));
+    RETURN_IF_ERROR(
+        ReadAll(spill_, window_.start.data(), slots * sizeof(float), path_));
+    RETURN_IF_ERROR(ReadAll(spill_, window_.launch_delay.data(),
+                            slots * sizeof(float), path_));
+    RETURN_IF_ERROR(
+        ReadAll(spill_, window_.cost.data(), slots * sizeof(double), path_));
+    RETURN_IF_ERROR(fn(window_));
+    first_step += steps;
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// Parses the ops CSV at `path` in batches of rows, each to `sink`.
+Status ReadRows(const std::string& path, const StreamOptions& options,
+                const std::function<Status(const trace::OpsTable&)>& sink) {
+  const size_t threads =
+      options.threads == 0 ? HardwareThreads() : options.threads;
+  const size_t block_bytes = 2 * threads * ingest::OpsCsvParser::kMinPartBytes;
+  ASSIGN_OR_RETURN(std::unique_ptr<ingest::TextReader> reader,
+                   ingest::TextReader::Open(path, block_bytes,
+                                            ingest::GzipEngine::kIsal));
+  // No size hint: the columns hold one batch at a time, not the file.
+  ingest::OpsCsvParser parser(path, 0, options.limits.max_line_bytes,
+                              threads);
+  parser.DropExtraColumns();
+  const ingest::TextBlockOptions block_options{
+      .block_bytes = block_bytes,
+      .inflate_on_thread = true,
+      .sink_refused = [&parser] { return parser.refused(); }};
+  const auto feed = [&](std::string_view block) -> Status {
+    RETURN_IF_ERROR(parser.Feed(block));
+    return sink(parser.TakeRows());
+  };
+  RETURN_IF_ERROR(ingest::ForEachTextBlock(reader.get(), block_options, feed));
+  ASSIGN_OR_RETURN(const trace::OpsTable last, parser.Finish());
+  return sink(last);
+}
+
+}  // namespace
+
+Result<StreamedJob> StreamOpsCsv(const std::string& path,
+                                 const trace::JobMeta& meta,
+                                 const StreamOptions& options) {
+  // The spill file: created and unlinked at once, so nothing is left
+  // behind whatever happens.
+  std::string spill_path = options.spill_dir + "/strag-spill-XXXXXX";
+  const int fd = mkstemp(spill_path.data());
+  if (fd < 0) {
+    return InvalidInput(options.spill_dir +
+                        ": cannot create a spill file there: " +
+                        std::strerror(errno) + " (--spill-dir to change)");
+  }
+  unlink(spill_path.c_str());
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> spill(fdopen(fd, "w+b"),
+                                                         &std::fclose);
+  if (spill == nullptr) {
+    close(fd);
+    return Internal("cannot open the spill file");
+  }
+  StreamedJob job;
+  whatif::PreparedTrace shape;
+  auto spiller = std::make_unique<Spiller>(path, meta, options, spill.get(),
+                                           spill_path, &shape, &job);
+  // Rows grouped by step go straight to the windows. Rows out of step
+  // order (a trace written rank by rank) are only found on the way: the
+  // file is then read again through an external sort.
+  Status direct = ReadRows(path, options, [&](const trace::OpsTable& rows) {
+    return spiller->Add(rows);
+  });
+  if (!direct.ok() && spiller->disordered()) {
+    if (ftruncate(fileno(spill.get()), 0) != 0) {
+      return Internal(spill_path + ": cannot reset the spill file");
+    }
+    std::rewind(spill.get());
+    job = StreamedJob();
+    shape = whatif::PreparedTrace();
+    spiller = std::make_unique<Spiller>(path, meta, options, spill.get(),
+                                        spill_path, &shape, &job);
+    StepSorter sorter(options.spill_dir, options.window_ops);
+    RETURN_IF_ERROR(ReadRows(path, options, [&](const trace::OpsTable& rows) {
+      return sorter.Add(rows);
+    }));
+    RETURN_IF_ERROR(sorter.Merge(
+        [&](const trace::OpsTable& rows) { return spiller->Add(rows); }));
+    job.sorted = true;
+    job.sort_bytes = sorter.spilled_bytes();
+  } else {
+    RETURN_IF_ERROR(direct);
+  }
+  RETURN_IF_ERROR(spiller->Finish());
+  if (std::fflush(spill.get()) != 0) {
+    return Internal(spill_path + ": cannot write the spill file: " +
+                    std::strerror(errno));
+  }
+  job.windows = std::make_unique<SpilledWindows>(
+      std::move(shape), spill.release(), spill_path);
+  return job;
+}
+
+}  // namespace strag::load

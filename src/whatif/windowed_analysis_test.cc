@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+// AnalyzeWindows against Analyze: a job given a few steps at a time must
+// give every result bit for bit (per-step series, means, decompositions,
+// worker scores, counterfactuals, ideal values), for windows of any size,
+// every ideal pool and user selections, on simulated jobs and on the
+// published traces when the shared data is present.
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ingest/common/file.h"
+#include "ingest/ops_csv/meta_yaml.h"
+#include "ingest/ops_csv/ops_csv_file.h"
+#include "sim/job_spec.h"
+#include "sim/simulator.h"
+#include "whatif/analysis.h"
+#include "whatif/prepared_trace.h"
+
+namespace strag::whatif {
+namespace {
+
+// The rows of `table` whose step is in [lo, hi].
+trace::OpsTable RowsOfSteps(const trace::OpsTable& table, int64_t lo,
+                            int64_t hi) {
+  trace::OpsTable out;
+  const auto copy = [](const auto& from, auto* to, size_t r) {
+    if (!from.empty()) to->push_back(from[r]);
+  };
+  for (const trace::ExtraColumn& e : table.extra) {
+    out.extra.push_back(trace::ExtraColumn{e.name, {}});
+  }
+  for (size_t r = 0; r < table.size(); ++r) {
+    if (table.step[r] < lo || table.step[r] > hi) continue;
+    copy(table.rank, &out.rank, r);
+    copy(table.dp, &out.dp, r);
+    copy(table.pp, &out.pp, r);
+    copy(table.step, &out.step, r);
+    copy(table.op_type, &out.op_type, r);
+    copy(table.seq_id, &out.seq_id, r);
+    copy(table.chunk, &out.chunk, r);
+    copy(table.microbatch, &out.microbatch, r);
+    copy(table.global_chunk, &out.global_chunk, r);
+    copy(table.start_ns, &out.start_ns, r);
+    copy(table.dur_ns, &out.dur_ns, r);
+    copy(table.start_s32, &out.start_s32, r);
+    copy(table.dur_s32, &out.dur_s32, r);
+    copy(table.start_rem_as, &out.start_rem_as, r);
+    copy(table.tp, &out.tp, r);
+    copy(table.cp, &out.cp, r);
+    copy(table.tokens, &out.tokens, r);
+    for (size_t e = 0; e < table.extra.size(); ++e) {
+      out.extra[e].values.push_back(table.extra[e].values[r]);
+    }
+  }
+  return out;
+}
+
+// Windows of `steps_per_window` steps, each prepared from its own rows.
+class TableWindows : public WindowSource {
+ public:
+  TableWindows(const trace::OpsTable& table, const PreparedTrace& shape,
+               size_t steps_per_window)
+      : table_(table), shape_(shape), size_(steps_per_window) {}
+  Status ForEachWindow(
+      const std::function<Status(const PreparedTrace&)>& fn) override {
+    for (size_t first = 0; first < shape_.steps.size(); first += size_) {
+      const size_t count = std::min(size_, shape_.steps.size() - first);
+      const trace::OpsTable rows =
+          RowsOfSteps(table_, shape_.steps[first],
+                      shape_.steps[first + count - 1]);
+      ASSIGN_OR_RETURN(const PreparedTrace w,
+                       PrepareWindow(shape_, rows, first, count));
+      RETURN_IF_ERROR(fn(w));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const trace::OpsTable& table_;
+  const PreparedTrace& shape_;
+  size_t size_;
+};
+
+bool Same(double a, double b) {
+  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+}
+bool Same(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (!Same(a[k], b[k])) return false;
+  }
+  return true;
+}
+bool Same(const Decomposition& a, const Decomposition& b) {
+  if (a.keys != b.keys || !Same(a.slowdown, b.slowdown) ||
+      a.per_step.size() != b.per_step.size()) {
+    return false;
+  }
+  for (size_t k = 0; k < a.per_step.size(); ++k) {
+    if (!Same(a.per_step[k], b.per_step[k])) return false;
+  }
+  return true;
+}
+bool Same(const Counterfactual& a, const Counterfactual& b) {
+  return a.selector == b.selector && a.unfix == b.unfix && a.ranks == b.ranks &&
+         Same(a.t_ori, b.t_ori) && Same(a.t_ideal, b.t_ideal) &&
+         Same(a.t_rem, b.t_rem) && Same(a.t_add, b.t_add) &&
+         Same(a.rem, b.rem) && Same(a.add, b.add);
+}
+
+void ExpectSameResult(const WhatIfResult& a, const WhatIfResult& b) {
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_TRUE(Same(a.step_t_observed, b.step_t_observed));
+  EXPECT_TRUE(Same(a.step_t_replayed, b.step_t_replayed));
+  EXPECT_TRUE(Same(a.step_t_ideal, b.step_t_ideal));
+  EXPECT_TRUE(Same(a.slowdown, b.slowdown)) << a.slowdown << " " << b.slowdown;
+  EXPECT_TRUE(Same(a.waste, b.waste));
+  EXPECT_TRUE(Same(a.launch_slowdown, b.launch_slowdown));
+  EXPECT_TRUE(Same(a.slowdown_per_step, b.slowdown_per_step));
+  EXPECT_TRUE(Same(a.launch_slowdown_per_step, b.launch_slowdown_per_step));
+  EXPECT_TRUE(Same(a.by_optype, b.by_optype));
+  EXPECT_TRUE(Same(a.by_dp_rank, b.by_dp_rank));
+  EXPECT_TRUE(Same(a.by_stage, b.by_stage));
+  EXPECT_TRUE(Same(a.by_pipeline_stage, b.by_pipeline_stage));
+  ASSERT_EQ(a.workers.size(), b.workers.size());
+  for (size_t k = 0; k < a.workers.size(); ++k) {
+    EXPECT_EQ(a.workers[k].rank, b.workers[k].rank) << k;
+    EXPECT_TRUE(Same(a.workers[k].score, b.workers[k].score)) << k;
+    EXPECT_TRUE(Same(a.workers[k].unfix_slowdown, b.workers[k].unfix_slowdown))
+        << "worker " << a.workers[k].rank;
+  }
+  EXPECT_TRUE(Same(a.fix_worst_workers, b.fix_worst_workers));
+  EXPECT_TRUE(Same(a.fix_last_stage, b.fix_last_stage));
+  ASSERT_EQ(a.selected.size(), b.selected.size());
+  for (size_t k = 0; k < a.selected.size(); ++k) {
+    EXPECT_TRUE(Same(a.selected[k], b.selected[k])) << a.selected[k].selector;
+  }
+  EXPECT_TRUE(Same(a.ideal_node_cost, b.ideal_node_cost));
+  ASSERT_EQ(a.ideal.size(), b.ideal.size());
+  for (size_t k = 0; k < a.ideal.size(); ++k) {
+    EXPECT_EQ(a.ideal[k].op_type, b.ideal[k].op_type);
+    EXPECT_TRUE(Same(a.ideal[k].value_s, b.ideal[k].value_s));
+  }
+  EXPECT_TRUE(Same(a.self_test_max_error_s, b.self_test_max_error_s));
+}
+
+void ExpectWindowsMatch(const trace::OpsTable& table,
+                        const trace::JobMeta& meta,
+                        const WhatIfOptions& options,
+                        std::vector<size_t> window_sizes) {
+  auto whole = PrepareTrace(table, meta);
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  auto expected = Analyze(*whole, options);
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  auto shape = PrepareShape(table, meta);
+  ASSERT_TRUE(shape.ok()) << shape.status().message();
+  for (size_t size : window_sizes) {
+    SCOPED_TRACE("windows of " + std::to_string(size) + " steps");
+    TableWindows windows(table, *shape, size);
+    auto actual = AnalyzeWindows(*shape, &windows, options);
+    ASSERT_TRUE(actual.ok()) << actual.status().message();
+    ExpectSameResult(*actual, *expected);
+  }
+}
+
+constexpr std::string_view kSimSpec = R"(
+job: {dp: 4, pp: 4, tp: 2, microbatches: 8, steps: 11, gpus_per_node: 4}
+compute: {forward_ms: 10, backward_ms: 20, noise: {dist: lognormal, sigma: 0.05}}
+sequences: {dist: lognormal, median: 2048, sigma: 0.4, max: 16384,
+            per_microbatch: 2, quadratic: 0.0002}
+comm: {p2p_ms: 0.5, dp_allgather_ms: 3, dp_reducescatter_ms: 4,
+       noise: {dist: lognormal, sigma: 0.05}}
+stragglers:
+  - {kind: slow_worker, rank: 5, factor: 1.5, steps: [3, 6]}
+  - {kind: slow_link, node: 2, factor: 3.0}
+  - {kind: gc_pause, ranks: all, rate_per_step: 0.1, pause_ms: 30}
+)";
+
+trace::OpsTable SimulatedTable(trace::JobMeta* meta) {
+  auto spec = sim::ParseJobSpec(kSimSpec, "test.yaml");
+  EXPECT_TRUE(spec.ok()) << spec.status().message();
+  auto job = sim::Simulate(*spec, {.truth = false});
+  EXPECT_TRUE(job.ok()) << job.status().message();
+  *meta = sim::MetaOf(*job);
+  return sim::ToOpsTable(*job, 0, job->spec.job.steps - 1);
+}
+
+TEST(AnalyzeWindowsTest, SimulatedJobAnyWindowSize) {
+  trace::JobMeta meta;
+  const trace::OpsTable table = SimulatedTable(&meta);
+  ExpectWindowsMatch(table, meta, {}, {1, 2, 3, 4, 10, 11, 100});
+}
+
+TEST(AnalyzeWindowsTest, EveryPoolAndSelections) {
+  trace::JobMeta meta;
+  const trace::OpsTable table = SimulatedTable(&meta);
+  for (IdealPool pool : {IdealPool::kOpTypeStage, IdealPool::kOp,
+                         IdealPool::kPosition}) {
+    SCOPED_TRACE(static_cast<int>(pool));
+    WhatIfOptions options;
+    options.pool = pool;
+    ExpectWindowsMatch(table, meta, options, {3});
+  }
+  WhatIfOptions options;
+  options.threads = 2;
+  options.fix = {"rank=10", "stage=3,step=4", "step=0+10"};
+  options.unfix = {"dp=2", "optype=forward-pp-comm"};
+  ExpectWindowsMatch(table, meta, options, {1, 4});
+}
+
+TEST(AnalyzeWindowsTest, WindowsMustTileTheSteps) {
+  trace::JobMeta meta;
+  const trace::OpsTable table = SimulatedTable(&meta);
+  auto shape = PrepareShape(table, meta);
+  ASSERT_TRUE(shape.ok());
+  // A source that skips the last window.
+  class Short : public WindowSource {
+   public:
+    Short(const trace::OpsTable& t, const PreparedTrace& s) : t_(t), s_(s) {}
+    Status ForEachWindow(
+        const std::function<Status(const PreparedTrace&)>& fn) override {
+      auto w = PrepareWindow(s_, RowsOfSteps(t_, 0, 4), 0, 5);
+      if (!w.ok()) return w.status();
+      return fn(*w);
+    }
+    const trace::OpsTable& t_;
+    const PreparedTrace& s_;
+  } windows(table, *shape);
+  auto result = AnalyzeWindows(*shape, &windows, {});
+  EXPECT_FALSE(result.ok());
+  // A window given rows of another step.
+  auto bad = PrepareWindow(*shape, RowsOfSteps(table, 0, 5), 0, 5);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("step 5"), std::string::npos);
+}
+
+TEST(AnalyzeWindowsTest, PublishedTraces) {
+  const std::string dir = STRAG_SHARED_DATA_DIR "/osdi25-whatif";
+  if (!std::filesystem::exists(dir + "/trace-AR.csv.gz")) {
+    GTEST_SKIP() << "published traces not found at " << dir
+                 << ": nothing compared";
+  }
+  for (const char* name : {"AR", "ST", "SE"}) {
+    SCOPED_TRACE(name);
+    const std::string meta_path = dir + "/meta-" + name + ".yaml";
+    auto text = ingest::ReadFile(meta_path);
+    ASSERT_TRUE(text.ok()) << text.status().message();
+    auto meta = ingest::ParseJobMetaYaml(*text, meta_path);
+    ASSERT_TRUE(meta.ok()) << meta.status().message();
+    auto table = ingest::ReadOpsCsvFile(dir + "/trace-" + name + ".csv.gz");
+    ASSERT_TRUE(table.ok()) << table.status().message();
+    ExpectWindowsMatch(*table, *meta, {}, {1, 4});
+  }
+}
+
+}  // namespace
+}  // namespace strag::whatif

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`strag analyze --window-ops N` (issue 15): an ops CSV read and analysed a
+window of steps at a time gives every what-if number of the in-memory path,
+byte for byte in the JSON: on a simulated job, the built-in demo and the
+published traces (written step by step: read once), and on rows out of step
+order (read again through the external sort). Bad uses exit 2.
+
+usage: window_test.py STRAG_BINARY SOURCE_DIR [SHARED_DATA_DIR]
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+STRAG = sys.argv[1] if len(sys.argv) > 1 else "build/strag"
+SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
+DATA = sys.argv[3] if len(sys.argv) > 3 else os.path.join(SOURCE, "..",
+                                                         "shared", "data")
+DEMO = os.path.join(SOURCE, "examples", "demo", "trace-demo.csv.gz")
+PUBLISHED = os.path.join(DATA, "osdi25-whatif")
+
+
+def run(*args):
+    return subprocess.run([STRAG, *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+class WindowTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def analysis(self, *args):
+        out = os.path.join(self.dir, "a.json")
+        r = run("analyze", *args, "--json", out, "--quiet",
+                "--spill-dir", self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            return json.load(f)
+
+    def expect_same_numbers(self, trace, windows, *extra):
+        whole = self.analysis(trace, *extra)
+        for w in windows:
+            part = self.analysis(trace, "--window-ops", str(w), *extra)
+            keys = [k for k in whole if k != "report"]
+            self.assertGreater(len(keys), 15)
+            for k in keys:
+                self.assertEqual(part[k], whole[k], f"{k}, windows of {w}")
+            # What needs every op is withheld, and says why.
+            self.assertIn("whole trace", part["report"]["dominant_cause"])
+            self.assertEqual(
+                part["report"]["persistence"]["p90_step_slowdown_over_s"],
+                whole["report"]["persistence"]["p90_step_slowdown_over_s"])
+        return whole
+
+    def test_simulated_job_in_step_order(self):
+        out = os.path.join(self.dir, "sim")
+        r = run("simulate", "--preset", "article-hybrid-4096", "--out", out,
+                "--no-truth")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        whole = self.expect_same_numbers(
+            os.path.join(out, "ops.csv.gz"), [1, 50000, "1M"],
+            "--fix", "rank=0", "--unfix", "stage=1,step=2")
+        self.assertGreater(whole["slowdown"], 1.0)
+
+    def test_demo(self):
+        self.expect_same_numbers(DEMO, [1, 3000])
+
+    def test_published_traces(self):
+        if not os.path.exists(os.path.join(PUBLISHED, "trace-AR.csv.gz")):
+            self.skipTest(f"published traces not found at {PUBLISHED}")
+        for name in ("AR", "ST", "SE"):
+            trace = os.path.join(PUBLISHED, f"trace-{name}.csv.gz")
+            whole = self.expect_same_numbers(trace, [10000])
+            if name == "AR":
+                self.assertEqual(whole["slowdown"], 1.9730450967262543)
+
+    def test_rows_out_of_order_within_runs(self):
+        # Steps interleaved row by row: every run of the sort holds every
+        # step, and a step's rows are in many runs.
+        with gzip.open(DEMO, "rt") as f:
+            lines = f.read().splitlines()
+        header, rows = lines[0], lines[1:]
+        shuffled = rows[::2] + rows[1::2]
+        path = os.path.join(self.dir, "trace-shuffled.csv")
+        with open(path, "w") as f:
+            f.write("\n".join([header] + shuffled) + "\n")
+        meta = os.path.join(os.path.dirname(DEMO), "meta-demo.yaml")
+        whole = self.analysis(DEMO)
+        part = self.analysis(path, "--meta", meta, "--window-ops", "500")
+        r = run("analyze", path, "--meta", meta, "--window-ops", "500",
+                "--spill-dir", self.dir, "--json", os.path.join(self.dir, "b"))
+        self.assertIn("read twice, sorted", r.stderr)
+        for k in whole:
+            if k not in ("report", "job"):
+                self.assertEqual(part[k], whole[k], k)
+
+    def test_bad_uses(self):
+        cases = [
+            (["analyze", DEMO, "--window-ops", "0"], "--window-ops"),
+            (["analyze", DEMO, "--window-ops", "many"], "--window-ops"),
+            (["analyze", DEMO, "--window-ops", "10", "--perfetto",
+              os.path.join(self.dir, "t.json")], "timelines"),
+            (["plan", DEMO, "--window-ops", "10"], "plan"),
+            (["analyze", DEMO, "--window-ops", "10", "--spill-dir",
+              os.path.join(self.dir, "missing")], "spill"),
+        ]
+        for args, word in cases:
+            r = run(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(word, r.stderr, args)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
