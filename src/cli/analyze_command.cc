@@ -35,10 +35,11 @@ const char kAnalyzeUsageHead[] =
     "                        by host (default: host names in tensorboard trace\n"
     "                        file names, else rank / gpus_per_node, assumed)\n"
     "  --window-ops N        ops CSV: read and analyse it in windows of whole\n"
-    "                        steps of at least N ops (K, M, G suffixes), held\n"
-    "                        one at a time, for traces too large for memory;\n"
-    "                        rows must come grouped by increasing step. Same\n"
-    "                        numbers; no diagnosis, plan or timelines\n"
+    "                        steps of at least N ops (K, M, G suffixes; 1M is\n"
+    "                        a good size), held one at a time, for traces too\n"
+    "                        large for memory; rows out of step order are\n"
+    "                        sorted on disk. Same numbers; no diagnosis, plan\n"
+    "                        or timelines\n"
     "  --spill-dir DIR       where --window-ops keeps its windows (16 bytes\n"
     "                        per op; default /tmp)\n";
 

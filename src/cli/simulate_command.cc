@@ -19,6 +19,7 @@
 #include "cli/limit_flags.h"
 #include "cli/output_file.h"
 #include "cli/report_flags.h"
+#include "cli/simulate_csv.h"
 #include "cli/simulate_limits.h"
 #include "ingest/common/file.h"
 #include "ingest/common/gzip.h"
@@ -45,7 +46,10 @@ const char kSimulateUsageHead[] =
     "                        --job NAME (sim), --token-file FILE,\n"
     "                        --records-per-request N (1000)\n"
     "  --out DIR             write DIR/ops.csv.gz, DIR/meta.yaml, "
-    "DIR/truth.json\n"
+    "DIR/truth.json;\n"
+    "                        ops.csv.gz is streamed while the job is\n"
+    "                        simulated (bounded memory, a multi-member\n"
+    "                        gzip compressed on every core)\n"
     "  --format F            what --out writes besides meta.yaml and "
     "truth.json:\n"
     "                        csv (default: ops.csv.gz), kineto (one PyTorch\n"
@@ -62,6 +66,9 @@ const char kSimulateUsageHead[] =
     "                        args, as PyTorch does (pg_config stays full)\n"
     "  --steps-window A:B    write only steps A..B (inclusive); with --out,\n"
     "                        --analyze analyses what was written\n"
+    "  --window-steps N      with --out: steps simulated and written at a\n"
+    "                        time (default: what fits a quarter of the memory\n"
+    "                        budget, at most 256 MB of per-op arrays)\n"
     "  --seed N              override job.seed (0 .. 2^64 - 1)\n"
     "  --max-ops N           refuse jobs of more than N simulated ops\n"
     "                        (default: refuse those whose estimated memory\n"
@@ -265,15 +272,15 @@ Status WriteKinetoTraces(const trace::OpsTable& table,
   return Status::Ok();
 }
 
-// The files of --out DIR, into `out`: committed by the caller.
+// The files of --out DIR but a streamed ops.csv.gz, into `out`: committed
+// by the caller. `table` is the job's (empty when the CSV was streamed).
 Status WriteOutputs(const sim::SimulatedJob& job, const trace::OpsTable& table,
                     const std::string& dir, const OutputFormats& formats,
                     OutputFiles* out, FILE* log) {
   RETURN_IF_ERROR(out->CreateDirectories(dir));
-  if (formats.csv) {
-    ASSIGN_OR_RETURN(std::string gz,
-                     ingest::GzipCompress(ingest::WriteOpsCsv(table)));
-    RETURN_IF_ERROR(out->Write((fs::path(dir) / "ops.csv.gz").string(), gz));
+  if (formats.csv && formats.kineto) {
+    RETURN_IF_ERROR(
+        WriteOpsCsvGzip(table, (fs::path(dir) / "ops.csv.gz").string(), out));
   }
   if (formats.kineto) {
     RETURN_IF_ERROR(WriteKinetoTraces(table, sim::MetaOf(job), formats,
@@ -342,7 +349,7 @@ Status RunSimulate(const std::vector<std::string>& args) {
       .with_value = {"preset", "out", "steps-window", "seed", "format",
                      "clock-offset-ms", "nccl-names", "kernels-per-op",
                      "max-ops", "live", "rate", "job", "token-file",
-                     "records-per-request"},
+                     "records-per-request", "window-steps"},
       .booleans = {"analyze", "no-truth", "list-presets", "gzip",
                    "truncate-rank-lists"},
   };
@@ -379,6 +386,19 @@ Status RunSimulate(const std::vector<std::string>& args) {
   if (flags.Has("format") && !flags.Has("out")) {
     return InvalidInput("flag --format needs --out DIR");
   }
+  // Only the CSV streams: the Kineto writer needs the whole table.
+  const bool stream = flags.Has("out") && !formats.kineto;
+  const MemoryBudget budget = ThisMachinesBudget();
+  // A window of steps within kStreamWindowBytes and a quarter of the
+  // budget; --window-steps N sets it (the tests cut jobs small with it).
+  ASSIGN_OR_RETURN(
+      const std::optional<int64_t> window_steps,
+      flags.GetInt("window-steps", 1, std::numeric_limits<int64_t>::max()));
+  const int64_t stream_window_steps =
+      !stream ? 0
+              : window_steps.value_or(sim::StreamWindowSteps(
+                    job_spec, std::min(sim::kStreamWindowBytes,
+                                       budget.bytes / 4)));
   // Refused before anything the size of the job is allocated.
   RETURN_IF_ERROR(CheckSimulationFits(
       flags.Has("preset") ? "preset " + *flags.Get("preset")
@@ -390,8 +410,9 @@ Status RunSimulate(const std::vector<std::string>& args) {
        .analyze = flags.Has("analyze"),
        .threads = static_cast<int64_t>(options.whatif.threads > 0
                                            ? options.whatif.threads
-                                           : HardwareThreads())},
-      max_ops, ThisMachinesBudget()));
+                                           : HardwareThreads()),
+       .stream_window_steps = stream_window_steps},
+      max_ops, budget));
   const bool write = flags.Has("out");
   // The outputs and --perfetto-steps checked before any work.
   OutputFiles out;
@@ -403,13 +424,27 @@ Status RunSimulate(const std::vector<std::string>& args) {
       options, write ? window.first : 0,
       write ? std::min(window.second, last_step) : last_step));
   FILE* log = out.uses_stdout() ? stderr : stdout;
-  ASSIGN_OR_RETURN(sim::SimulatedJob job,
-                   sim::Simulate(job_spec, {.truth = !flags.Has("no-truth"),
-                                            .keep_times = write}));
+  sim::SimulateOptions sim_options{.truth = !flags.Has("no-truth"),
+                                   .keep_times = write};
+  sim::SimulatedJob job;
   trace::OpsTable table;
-  if (write) table = sim::ToOpsTable(job, window.first, window.second);
-  PrintSimulation(job, write ? table.size() : job.num_nodes() * job.num_lanes(),
-                  log);
+  size_t ops = 0;
+  if (stream) {
+    sim_options.window_steps = stream_window_steps;
+    RETURN_IF_ERROR(out.CreateDirectories(*flags.Get("out")));
+    ASSIGN_OR_RETURN(
+        StreamedCsv csv,
+        SimulateToOpsCsv(
+            job_spec, sim_options, window.first, window.second,
+            (fs::path(*flags.Get("out")) / "ops.csv.gz").string(), &out));
+    job = std::move(csv.job);
+    ops = static_cast<size_t>(csv.rows);
+  } else {
+    ASSIGN_OR_RETURN(job, sim::Simulate(job_spec, sim_options));
+    if (write) table = sim::ToOpsTable(job, window.first, window.second);
+    ops = write ? table.size() : job.num_nodes() * job.num_lanes();
+  }
+  PrintSimulation(job, ops, log);
   if (write) {
     RETURN_IF_ERROR(
         WriteOutputs(job, table, *flags.Get("out"), formats, &out, log));

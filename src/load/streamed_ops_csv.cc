@@ -45,6 +45,27 @@ void AppendRows(const trace::OpsTable& src, size_t from, size_t to,
   append(src.tokens, &dst->tokens);
 }
 
+// Calls fn on every column of `t` the streamed path fills.
+template <typename Fn>
+void EachColumn(trace::OpsTable* t, Fn fn) {
+  fn(&t->rank), fn(&t->dp), fn(&t->pp), fn(&t->step), fn(&t->op_type);
+  fn(&t->seq_id), fn(&t->chunk), fn(&t->microbatch), fn(&t->global_chunk);
+  fn(&t->start_ns), fn(&t->dur_ns), fn(&t->start_s32), fn(&t->dur_s32);
+  fn(&t->start_rem_as), fn(&t->tp), fn(&t->cp), fn(&t->tokens);
+}
+
+// Empties the columns, keeping their memory.
+void ClearTable(trace::OpsTable* t) {
+  EachColumn(t, [](auto* column) { column->clear(); });
+}
+
+// Keeps the first `rows` rows.
+void TruncateTable(size_t rows, trace::OpsTable* t) {
+  EachColumn(t, [rows](auto* column) {
+    if (column->size() > rows) column->resize(rows);
+  });
+}
+
 Status WriteAll(std::FILE* f, const void* data, size_t bytes,
                 const std::string& path) {
   if (bytes != 0 && std::fwrite(data, 1, bytes, f) != bytes) {
@@ -127,12 +148,15 @@ class Spiller {
 
  private:
   // Prepares and spills the first `count` pending rows (whole steps).
+  // The window's rows are the pending table cut at `count`: only the rest
+  // (the open step) is copied, into the spare table, whose columns (and so
+  // their memory, already touched) the next window's rows reuse.
   Status Flush(size_t count) {
-    trace::OpsTable rows;
-    AppendRows(pending_, 0, count, &rows);
-    trace::OpsTable rest;
-    AppendRows(pending_, count, pending_.size(), &rest);
-    pending_ = std::move(rest);
+    ClearTable(&spare_);
+    AppendRows(pending_, count, pending_.size(), &spare_);
+    TruncateTable(count, &pending_);
+    std::swap(pending_, spare_);
+    const trace::OpsTable& rows = spare_;
     whatif::PreparedTrace& shape = *shape_;
     if (job_->num_windows == 0) {
       Result<whatif::PreparedTrace> first = whatif::PrepareShape(rows, meta_);
@@ -171,7 +195,7 @@ class Spiller {
   std::string spill_path_;
   whatif::PreparedTrace* shape_;
   StreamedJob* job_;
-  trace::OpsTable pending_;
+  trace::OpsTable pending_, spare_;
   int64_t last_step_ = INT64_MIN;
   uint64_t rows_seen_ = 0;
   bool disordered_ = false;
@@ -233,7 +257,8 @@ Status ReadRows(const std::string& path, const StreamOptions& options,
                 const std::function<Status(const trace::OpsTable&)>& sink) {
   const size_t threads =
       options.threads == 0 ? HardwareThreads() : options.threads;
-  const size_t block_bytes = 2 * threads * ingest::OpsCsvParser::kMinPartBytes;
+  // Blocks of 4 parts per thread: thread starts are few.
+  const size_t block_bytes = 8 * threads * ingest::OpsCsvParser::kMinPartBytes;
   ASSIGN_OR_RETURN(std::unique_ptr<ingest::TextReader> reader,
                    ingest::TextReader::Open(path, block_bytes,
                                             ingest::GzipEngine::kIsal));
@@ -245,9 +270,11 @@ Status ReadRows(const std::string& path, const StreamOptions& options,
       .block_bytes = block_bytes,
       .inflate_on_thread = true,
       .sink_refused = [&parser] { return parser.refused(); }};
+  trace::OpsTable rows;  // one batch at a time, its memory reused
   const auto feed = [&](std::string_view block) -> Status {
     RETURN_IF_ERROR(parser.Feed(block));
-    return sink(parser.TakeRows());
+    parser.TakeRows(&rows);
+    return sink(rows);
   };
   RETURN_IF_ERROR(ingest::ForEachTextBlock(reader.get(), block_options, feed));
   ASSIGN_OR_RETURN(const trace::OpsTable last, parser.Finish());

@@ -69,6 +69,18 @@ constexpr int64_t kSequenceVectorBytes = 48;
 //   64 lognormal lengths per microbatch).
 constexpr int64_t kSequenceTextCopies = 3;
 constexpr int64_t kShortString = 15;
+// A streamed write (SimulateInWindows) holds one window's per-op arrays and
+// sequences, and per step its span and step time, the truth replays' step
+// times and steps acted on (8 bytes each per injection) and truth.json's
+// text of the step times (about 30 bytes);
+constexpr int64_t kStreamStepBytes = 64;
+constexpr int64_t kStreamInjectionStepBytes = 24;
+// its writer: the batch of rows (4096, about 200 bytes each), the text
+// being filled and, per compressing thread and 2 more, a chunk of text and
+// its compressed bytes (8 MiB + up to 8 MiB/64 + 1 KiB, at most half of it
+// once compressed), with capacities grown by doubling: about 2.5 chunks.
+constexpr int64_t kStreamWriterBytes = int64_t{24} << 20;
+constexpr int64_t kStreamWriterBytesPerThread = int64_t{20} << 20;
 
 int64_t Digits(int64_t v) {
   int64_t d = 1;
@@ -90,7 +102,28 @@ int64_t LongestSequence(const SequenceSection& seq) {
   return kMax;
 }
 
+// The bytes a window of one step holds: per-op arrays and sequences.
+int64_t StepBytes(const JobSpec& spec, int64_t ops_per_step, int64_t replicas) {
+  const int64_t m = std::max(spec.job.microbatches, 1);
+  const int64_t n = std::max(spec.sequences.per_microbatch, 1);
+  return Add(Mul(Mul(ops_per_step, replicas), kSimulateBytesPerOp),
+             Mul(Mul(replicas, m), Add(kSequenceVectorBytes, Mul(n, 8))));
+}
+
 }  // namespace
+
+int64_t StreamWindowSteps(const JobSpec& spec, int64_t window_bytes) {
+  const JobSection& j = spec.job;
+  const int64_t replicas =
+      std::max<int64_t>(int64_t{j.dp} + j.backup_workers, 1);
+  const int64_t per_step = StepBytes(
+      spec,
+      OpsPerStep(j.pp, j.vpp, j.microbatches,
+                 Mul(replicas, std::max(j.cp, 1)) > 1),
+      replicas);
+  return std::clamp<int64_t>(window_bytes / std::max<int64_t>(per_step, 1), 1,
+                             std::max<int64_t>(j.steps, 1));
+}
 
 // 1F1B, per stage: 2m computes, the post-compute chain (gc, layernorm
 // all-reduce, clipping, optimizer: 4) and with DP the params all-gather and
@@ -122,6 +155,7 @@ Footprint EstimateFootprint(const JobSpec& spec,
   const int64_t steps = std::max<int64_t>(options.steps.value_or(j.steps), 1);
   const int64_t m = std::max(j.microbatches, 1);
   const int64_t n = std::max(spec.sequences.per_microbatch, 1);
+  const bool stream = options.write && options.stream_window_steps > 0;
   Footprint f;
   f.ops_per_step = OpsPerStep(j.pp, j.vpp, j.microbatches,
                               Mul(replicas, std::max(j.cp, 1)) > 1);
@@ -134,15 +168,27 @@ Footprint EstimateFootprint(const JobSpec& spec,
           : std::min(f.lanes, kReplayWindowLanes / replicas * replicas);
   const int64_t replay_bytes =
       Mul(Mul(f.ops_per_step, window_lanes), kReplayBytesPerOpLane);
+  const int64_t held_steps =
+      stream ? std::min(options.stream_window_steps, steps) : steps;
+  const int64_t held_lanes = Mul(held_steps, replicas);
   f.simulate_bytes =
       Add(Add(kProcessBytes, Mul(f.ops_per_step, kScheduleBytesPerOp)),
-          Add(Mul(f.ops, options.write ? kSimulateBytesPerOp
-                                       : kSimulateNoTimesBytesPerOp),
+          Add(Mul(Mul(f.ops_per_step, held_lanes),
+                  options.write ? kSimulateBytesPerOp
+                                : kSimulateNoTimesBytesPerOp),
               replay_bytes));
+  if (stream) {
+    const int64_t per_step = Add(
+        kStreamStepBytes,
+        Mul(static_cast<int64_t>(spec.stragglers.size()),
+            kStreamInjectionStepBytes));
+    f.simulate_bytes = Add(f.simulate_bytes, Mul(steps, per_step));
+  }
 
   const int64_t per_lane = Mul(m, n);
-  f.sequence_lengths = Mul(f.lanes, per_lane);
-  f.sequence_bytes = Mul(Mul(f.lanes, m), Add(kSequenceVectorBytes, Mul(n, 8)));
+  f.sequence_lengths = Mul(held_lanes, per_lane);
+  f.sequence_bytes =
+      Mul(Mul(held_lanes, m), Add(kSequenceVectorBytes, Mul(n, 8)));
 
   int64_t analysed_lanes = f.lanes;
   if (options.write) {
@@ -151,15 +197,22 @@ Footprint EstimateFootprint(const JobSpec& spec,
     const int64_t written_steps = std::max<int64_t>(last - first + 1, 0);
     const int64_t written_lanes = Mul(written_steps, replicas);
     f.written_ops = Mul(f.ops_per_step, written_lanes);
-    f.write_bytes = Mul(f.written_ops, kWriteBytesPerOp);
+    f.write_bytes =
+        stream ? Add(kStreamWriterBytes,
+                     Mul(std::max<int64_t>(options.threads, 1),
+                         kStreamWriterBytesPerThread))
+               : Mul(f.written_ops, kWriteBytesPerOp);
     // The seq_lens text of each written compute op (2 per microbatch and
     // chunk on every stage).
     const int64_t text = Mul(n, Digits(LongestSequence(spec.sequences)) + 1);
     if (text > kShortString) {
       const int64_t computes = Mul(Mul(Mul(2, m), std::max(j.vpp, 1)),
                                    Mul(std::max(j.pp, 1), written_lanes));
-      f.sequence_bytes = Add(f.sequence_bytes, Mul(Mul(computes, Add(text, 16)),
-                                                   kSequenceTextCopies));
+      // Streamed, only the table read back for the analysis holds it.
+      const int64_t copies =
+          !stream ? kSequenceTextCopies : (options.analyze ? 1 : 0);
+      f.sequence_bytes =
+          Add(f.sequence_bytes, Mul(Mul(computes, Add(text, 16)), copies));
     }
     analysed_lanes = written_lanes;
   }

@@ -35,6 +35,10 @@ struct FootprintOptions {
   int64_t threads = 1;
   // The job's steps when other than spec.job.steps (how many would fit).
   std::optional<int64_t> steps = std::nullopt;
+  // The write streams (SimulateInWindows, `--out` without Kineto): this
+  // many steps are simulated at once (StreamWindowSteps); 0: the whole job
+  // is held and its table built.
+  int64_t stream_window_steps = 0;
 };
 
 // Counts saturate at INT64_MAX (a spec can describe more than 2^63 ops).
@@ -56,6 +60,14 @@ struct Footprint {
 
 Footprint EstimateFootprint(const JobSpec& spec,
                             const FootprintOptions& options = {});
+
+// The per-op arrays of a streamed run's window of steps are kept within
+// this (and a quarter of the memory budget), unless one step is larger.
+inline constexpr int64_t kStreamWindowBytes = int64_t{256} << 20;
+
+// Steps simulated at once by a streamed write whose window may hold
+// `window_bytes` (at least 1, at most the job's steps).
+int64_t StreamWindowSteps(const JobSpec& spec, int64_t window_bytes);
 
 // The number of traced ops of one DP replica (every stage) in one step:
 // BuildScheduleModel(pp, vpp, microbatches, with_dp) has this many nodes.

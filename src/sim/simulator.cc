@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "base/f32.h"
@@ -91,9 +92,18 @@ class JobFiller {
         spec_(job.spec),
         layout_{job.dp_replicas, spec_.job.pp, spec_.job.tp, spec_.job.cp,
                 spec_.job.gpus_per_node},
-        lanes_(job.num_lanes()),
         m_(spec_.job.microbatches) {
     StageFactors();
+  }
+
+  // The job's steps, lanes and sequences are those of a new window (a run
+  // of consecutive steps; the whole job in one window when not streamed):
+  // the tables cached across Fill()s are rebuilt. Draws are keyed by the
+  // global step (job.steps), never by the position in the window, so a
+  // window draws what the whole job would.
+  void NewWindow() {
+    lanes_ = job_.num_lanes();
+    seq_factor_.clear();
   }
 
   void Fill(int64_t skip, BigVector<double>* cost, BigVector<float>* delay,
@@ -190,11 +200,16 @@ class JobFiller {
   // Whether injection `i` acts on step index `k`.
   bool Active(size_t i, size_t k) const {
     const StragglerSpec& st = spec_.stragglers[i];
-    const auto step = static_cast<int64_t>(k);
+    const int64_t step = job_.steps[k];
     if (st.steps && (step < st.steps->first || step > st.steps->second))
       return false;
     if (st.probability >= 1.0) return true;
-    return Uniform({spec_.job.seed, kActive, i, k}) < st.probability;
+    return Uniform({spec_.job.seed, kActive, i, Step(k)}) < st.probability;
+  }
+
+  // The global step of window step index k, as a draw key.
+  uint64_t Step(size_t k) const {
+    return static_cast<uint64_t>(job_.steps[k]);
   }
 
   double CommMs(OpType type) const {
@@ -349,7 +364,8 @@ class JobFiller {
         const double x = base * seq_factor_[l * static_cast<size_t>(m_) + mb] *
                          slow_[((k * dp + d) * pp + stage) * 2 + backward];
         row[l] =
-            ApplyNoise(spec_.compute.noise, x, {seed, kComputeNoise, v, k, d});
+            ApplyNoise(spec_.compute.noise, x,
+                       {seed, kComputeNoise, v, Step(k), d});
         // A replica with fewer microbatches runs the surplus empty.
         if (d < per.size() && mb >= static_cast<size_t>(per[d])) row[l] = 0;
       }
@@ -365,7 +381,8 @@ class JobFiller {
           x *= link.factor;
         }
       }
-      row[l] = ApplyNoise(spec_.comm.noise, x, {seed, kCommNoise, v, k, d});
+      row[l] =
+          ApplyNoise(spec_.comm.noise, x, {seed, kCommNoise, v, Step(k), d});
     }
   }
 
@@ -440,7 +457,7 @@ class JobFiller {
     const auto workers = Workers(st);
     const int64_t group = int64_t{layout_.tp} * layout_.cp;
     for (size_t k = 0; k < job_.steps.size(); ++k) {
-      const auto step = static_cast<int64_t>(k);
+      const int64_t step = job_.steps[k];
       if (st.steps && (step < st.steps->first || step > st.steps->second))
         continue;
       bool any = false;
@@ -462,11 +479,12 @@ class JobFiller {
             const int64_t rank = layout_.Rank(d, s, 0, 0) + g;
             paused =
                 Uniform({spec_.job.seed, kGcDraw + (i << 8),
-                         static_cast<uint64_t>(rank), k}) < st.rate_per_step;
+                         static_cast<uint64_t>(rank), Step(k)}) <
+                st.rate_per_step;
           }
           if (!paused) continue;
           where = static_cast<int32_t>(
-              Uniform({spec_.job.seed, kGcWhere, i, k,
+              Uniform({spec_.job.seed, kGcWhere, i, Step(k),
                        static_cast<uint64_t>(layout_.Rank(d, s, 0, 0))}) *
               forwards);
         }
@@ -489,14 +507,15 @@ class JobFiller {
     const auto stall = static_cast<float>(st.stall_ms * kMs);
     const auto workers = Workers(st);
     for (size_t k = 0; k < job_.steps.size(); ++k) {
-      const auto step = static_cast<int64_t>(k);
+      const int64_t step = job_.steps[k];
       if (st.steps && (step < st.steps->first || step > st.steps->second))
         continue;
       bool any = false;
       for (auto [d, s] : workers) {
         const auto worker = static_cast<uint64_t>(layout_.Rank(d, s, 0, 0));
-        if (st.probability < 1.0 && Uniform({spec_.job.seed, kActive, i, k,
-                                             worker + 1}) >= st.probability) {
+        if (st.probability < 1.0 &&
+            Uniform({spec_.job.seed, kActive, i, Step(k), worker + 1}) >=
+                st.probability) {
           continue;
         }
         const size_t lane =
@@ -514,7 +533,7 @@ class JobFiller {
   const SimulatedJob& job_;
   const JobSpec& spec_;
   Layout layout_;
-  size_t lanes_;
+  size_t lanes_ = 0;  // of the window
   int32_t m_;
   std::vector<double> stage_factor_;
   std::vector<uint8_t> active_;  // [injection * steps + step]
@@ -527,56 +546,78 @@ class JobFiller {
   std::vector<HostDelay>* host_delays_ = nullptr;
 };
 
-void DrawSequences(SimulatedJob* job, double reference) {
-  const SequenceSection& seq = job->spec.sequences;
-  const size_t count =
-      job->num_lanes() * static_cast<size_t>(job->spec.job.microbatches);
-  job->sequences.assign(count, {});
+// The sequence lengths of microbatch `idx` of the job, idx = lane *
+// microbatches + microbatch over the whole job's lanes (step * DP' + dp).
+void DrawMicrobatch(const JobSpec& spec, size_t idx, double reference,
+                    std::vector<int64_t>* lengths) {
+  const SequenceSection& seq = spec.sequences;
   const auto n = static_cast<size_t>(std::max(1, seq.per_microbatch));
-  for (size_t idx = 0; idx < count; ++idx) {
-    auto& lengths = job->sequences[idx];
-    for (size_t j = 0; j < n; ++j) {
-      switch (seq.kind) {
-        case SequenceSection::Kind::kFixed:
-          lengths.push_back(seq.length);
-          break;
-        case SequenceSection::Kind::kLognormal: {
-          const double z =
-              StandardNormal({job->spec.job.seed, kSequence, idx, j});
-          // Clamped before rounding: a draw beyond int64 (a huge median or
-          // sigma) has no llround.
-          const double x = seq.median * std::exp(seq.sigma * z);
-          lengths.push_back(
-              x >= static_cast<double>(seq.max)
-                  ? seq.max
-                  : std::clamp<int64_t>(std::llround(x), 1, seq.max));
-          break;
-        }
-        case SequenceSection::Kind::kFile:
-          lengths.push_back(
-              seq.lengths.empty()
-                  ? static_cast<int64_t>(reference)
-                  : seq.lengths[(idx * n + j) % seq.lengths.size()]);
-          break;
+  lengths->clear();
+  for (size_t j = 0; j < n; ++j) {
+    switch (seq.kind) {
+      case SequenceSection::Kind::kFixed:
+        lengths->push_back(seq.length);
+        break;
+      case SequenceSection::Kind::kLognormal: {
+        const double z = StandardNormal({spec.job.seed, kSequence, idx, j});
+        // Clamped before rounding: a draw beyond int64 (a huge median or
+        // sigma) has no llround.
+        const double x = seq.median * std::exp(seq.sigma * z);
+        lengths->push_back(
+            x >= static_cast<double>(seq.max)
+                ? seq.max
+                : std::clamp<int64_t>(std::llround(x), 1, seq.max));
+        break;
       }
+      case SequenceSection::Kind::kFile:
+        lengths->push_back(
+            seq.lengths.empty()
+                ? static_cast<int64_t>(reference)
+                : seq.lengths[(idx * n + j) % seq.lengths.size()]);
+        break;
     }
   }
 }
 
+// The sequences of the window's lanes.
+void DrawSequences(SimulatedJob* job, double reference) {
+  const auto m = static_cast<size_t>(job->spec.job.microbatches);
+  const size_t count = job->num_lanes() * m;
+  const size_t first = static_cast<size_t>(job->steps.front()) *
+                       static_cast<size_t>(job->dp_replicas) * m;
+  job->sequences.resize(count);
+  for (size_t idx = 0; idx < count; ++idx) {
+    DrawMicrobatch(job->spec, first + idx, reference, &job->sequences[idx]);
+  }
+}
+
+// The cap of sequences.balance: the largest drawn microbatch of the whole
+// job, in tokens. It couples the steps, so a streamed job draws every
+// step's sequences once more up front to find it (no lengths kept).
+double MicrobatchTokenCap(const SimulatedJob& job, double reference) {
+  const size_t count = static_cast<size_t>(job.spec.job.steps) *
+                       static_cast<size_t>(job.dp_replicas) *
+                       static_cast<size_t>(job.spec.job.microbatches);
+  double cap = 0;
+  std::vector<int64_t> lengths;
+  for (size_t idx = 0; idx < count; ++idx) {
+    DrawMicrobatch(job.spec, idx, reference, &lengths);
+    double tokens = 0;
+    for (int64_t x : lengths) tokens += static_cast<double>(x);
+    cap = std::max(cap, tokens);
+  }
+  return cap;
+}
+
 // The planner's sequence balancing applied to the drawn sequences, step by
-// step, with the spec's cost (sequences.balance, base/partition.h).
-void BalanceSequences(SimulatedJob* job) {
+// step, with the spec's cost (sequences.balance, base/partition.h), under
+// `cap` tokens per microbatch (MicrobatchTokenCap).
+void BalanceSequences(SimulatedJob* job, double cap) {
   const SequenceSection& seq = job->spec.sequences;
   if (seq.balance == SequenceSection::Balance::kNone) return;
   const auto m = static_cast<size_t>(job->spec.job.microbatches);
   const auto dp = static_cast<size_t>(job->dp_replicas);
-  double cap = 0;  // the largest drawn microbatch, in tokens
   std::vector<std::vector<int32_t>> step(dp * m);
-  for (const auto& mb : job->sequences) {
-    double tokens = 0;
-    for (int64_t x : mb) tokens += static_cast<double>(x);
-    cap = std::max(cap, tokens);
-  }
   for (size_t k = 0; k < job->steps.size(); ++k) {
     for (size_t j = 0; j < dp * m; ++j) {
       const auto& drawn = job->sequences[k * dp * m + j];
@@ -628,11 +669,22 @@ std::string SourceOf(const JobSpec& spec) {
   return spec.name.empty() ? "job spec" : spec.name;
 }
 
+// An op whose drawn duration or host delays exceed the limit of one op.
+struct BadOp {
+  size_t v = 0;  // node
+  int64_t step = 0;
+  size_t dp = 0;
+  double cost = 0;
+  float delay = 0;
+};
+
 // Every drawn duration and host delay within the limit of one op
 // (kMaxOpSeconds): the spec's durations are validated one by one, but their
 // products with stage, sequence and straggler factors and heavy-tailed noise
-// draws are only known here. NaN fails too.
-Status CheckDrawnDurations(const SimulatedJob& job) {
+// draws are only known here. NaN fails too. Returns the window's first op
+// beyond it in node-major order (then by lane), the order the whole job is
+// checked in.
+std::optional<BadOp> FirstBadOp(const SimulatedJob& job) {
   const size_t lanes = job.num_lanes();
   const auto dp = static_cast<size_t>(job.dp_replicas);
   for (size_t v = 0; v < job.num_nodes(); ++v) {
@@ -646,39 +698,67 @@ Status CheckDrawnDurations(const SimulatedJob& job) {
     }
     if (!bad) continue;
     for (size_t l = 0; l < lanes; ++l) {
-      const bool slow = !(cost[l] <= kMaxOpSeconds);
-      if (!slow && delay[l] <= kMaxOpSeconds) continue;
-      const graph::OpKey& key = job.schedule.model.keys[v];
-      const std::string where = "step " + std::to_string(l / dp) + ", dp " +
-                                std::to_string(l % dp) + ", stage " +
-                                std::to_string(key.stage) + ": ";
-      const std::string what =
-          slow ? "a drawn " + std::string(trace::OpTypeName(key.type)) +
-                     " of " + Seconds(cost[l]) +
-                     " s (the spec's duration times the stage, sequence and "
-                     "straggler factors and the noise draw) exceeds"
-               : "host delays (gc_pause, dataloader_stall) of " +
-                     Seconds(delay[l]) + " s before one forward exceed";
-      return InvalidInput(SourceOf(job.spec) + ": " + where + what +
-                          " the limit of 1e6 s for one op; lower them or the "
-                          "noise");
+      if (cost[l] <= kMaxOpSeconds && delay[l] <= kMaxOpSeconds) continue;
+      return BadOp{v, job.steps[l / dp], l % dp, cost[l], delay[l]};
     }
   }
-  return Status::Ok();
+  return std::nullopt;
+}
+
+Status BadOpError(const SimulatedJob& job, const BadOp& bad) {
+  const bool slow = !(bad.cost <= kMaxOpSeconds);
+  const graph::OpKey& key = job.schedule.model.keys[bad.v];
+  const std::string where = "step " + std::to_string(bad.step) + ", dp " +
+                            std::to_string(bad.dp) + ", stage " +
+                            std::to_string(key.stage) + ": ";
+  const std::string what =
+      slow ? "a drawn " + std::string(trace::OpTypeName(key.type)) + " of " +
+                 Seconds(bad.cost) +
+                 " s (the spec's duration times the stage, sequence and "
+                 "straggler factors and the noise draw) exceeds"
+           : "host delays (gc_pause, dataloader_stall) of " +
+                 Seconds(bad.delay) + " s before one forward exceed";
+  return InvalidInput(SourceOf(job.spec) + ": " + where + what +
+                      " the limit of 1e6 s for one op; lower them or the "
+                      "noise");
 }
 
 // The whole trace within kMaxTraceSeconds (steps laid end to end 1 ms
 // apart, as ToOpsTable writes them), so that every time of it is an int64
-// nanosecond count with headroom.
-Status CheckTraceLength(const SimulatedJob& job) {
-  double total = 0;
-  for (double span : job.step_times.span) total += span + kMs;
-  if (total <= kMaxTraceSeconds) return Status::Ok();
+// nanosecond count with headroom. `total` sums span + 1 ms step by step.
+bool TraceFits(double total) { return total <= kMaxTraceSeconds; }
+
+Status TraceLengthError(const JobSpec& spec, double total) {
   return InvalidInput(
-      SourceOf(job.spec) + ": the simulated trace would last " +
-      Seconds(total) + " s (" + std::to_string(job.steps.size()) +
+      SourceOf(spec) + ": the simulated trace would last " + Seconds(total) +
+      " s (" + std::to_string(spec.job.steps) +
       " steps), beyond the limit of 1e9 s of a trace; simulate fewer "
       "steps or shorter durations");
+}
+
+// Replays the window with its injections: step times, and every start and
+// end (keep_times) or the binary32 starts.
+void ReplayWindow(SimulatedJob* job, bool keep_times) {
+  if (keep_times) {
+    job->step_times = Run(*job, job->cost, job->launch_delay, &job->times);
+    return;
+  }
+  const size_t n = job->num_nodes(), lanes = job->num_lanes();
+  job->start32.resize(n * lanes);
+  job->step_times = Run(*job, job->cost, job->launch_delay, nullptr,
+                        [&](const replay::WindowTimes& w) {
+                          for (size_t v = 0; v < n; ++v) {
+                            for (size_t l = 0; l < w.lanes; ++l) {
+                              job->start32[v * lanes + w.lo + l] =
+                                  static_cast<float>(w.start[v * w.stride + l]);
+                            }
+                          }
+                        });
+}
+
+template <typename T>
+void Extend(std::vector<T>* to, const std::vector<T>& from) {
+  to->insert(to->end(), from.begin(), from.end());
 }
 
 void DescribeTruth(const SimulatedJob& job, size_t i, TruthRecord* t) {
@@ -709,6 +789,65 @@ int64_t SimulatedJob::WorkerRank(int32_t dp, int32_t stage) const {
 
 Result<SimulatedJob> Simulate(const JobSpec& spec,
                               const SimulateOptions& options) {
+  SimulateOptions whole = options;
+  whole.window_steps = 0;
+  return SimulateInWindows(spec, whole, nullptr);
+}
+
+namespace {
+
+// Per-step results of a job simulated window by window, reduced at the end
+// exactly as one window of every step would be (the same values in the
+// same order).
+struct StepResults {
+  replay::StepTimes times;                // with every injection
+  std::vector<double> blocking_opt;       // without launch delays
+  std::vector<std::vector<double>> without, without_blocking;  // per skip
+  std::vector<std::vector<int64_t>> affected;  // per injection
+  std::optional<BadOp> bad;                    // the first, node-major
+  double total = 0;                            // trace length so far, s
+};
+
+// The truth replays of one window: the job without launch delays, and
+// without each injection (with and without launch delays).
+void TruthReplays(const SimulatedJob& job, JobFiller* filler,
+                  StepResults* out) {
+  if (job.spec.stragglers.empty()) return;  // nothing uses the means
+  const BigVector<float> no_delay;
+  Extend(&out->blocking_opt, Run(job, job.cost, no_delay, nullptr).opt);
+  BigVector<double> cost;
+  BigVector<float> delay;
+  for (size_t i = 0; i < job.spec.stragglers.size(); ++i) {
+    filler->Fill(static_cast<int64_t>(i), &cost, &delay, nullptr);
+    Extend(&out->without[i], Run(job, cost, delay, nullptr).opt);
+    Extend(&out->without_blocking[i], Run(job, cost, no_delay, nullptr).opt);
+  }
+}
+
+void RecordTruth(const StepResults& r, bool truth, SimulatedJob* job) {
+  const double with = PairwiseMean(r.times.opt);
+  const double with_blocking = truth ? PairwiseMean(r.blocking_opt) : 0.0;
+  for (size_t i = 0; i < job->spec.stragglers.size(); ++i) {
+    TruthRecord t;
+    DescribeTruth(*job, i, &t);
+    t.steps = r.affected[i];
+    if (truth) {
+      const double without = PairwiseMean(r.without[i]);
+      t.slowdown = with / without;
+      t.excess_step_ms = (with - without) / kMs;
+      const double without_blocking = PairwiseMean(r.without_blocking[i]);
+      t.blocking_slowdown = with_blocking / without_blocking;
+      t.blocking_excess_step_ms = (with_blocking - without_blocking) / kMs;
+    }
+    job->truth.push_back(std::move(t));
+  }
+}
+
+}  // namespace
+
+Result<SimulatedJob> SimulateInWindows(const JobSpec& spec,
+                                       const SimulateOptions& options,
+                                       const WindowVisitor& visit) {
   RETURN_IF_ERROR(ValidateJobSpec(spec));
   // Sizes the replay indexes with 32 bits (node ids, lane offsets); the
   // CLI refuses far smaller jobs by their memory (EstimateFootprint).
@@ -725,119 +864,63 @@ Result<SimulatedJob> Simulate(const JobSpec& spec,
   SimulatedJob job;
   job.spec = spec;
   job.dp_replicas = spec.job.dp + spec.job.backup_workers;
-  for (int64_t k = 0; k < spec.job.steps; ++k) job.steps.push_back(k);
   ASSIGN_OR_RETURN(
       job.schedule,
       BuildScheduleModel(spec.job.pp, spec.job.vpp, spec.job.microbatches,
                          int64_t{job.dp_replicas} * spec.job.cp > 1));
   JobFiller filler(job);
-  DrawSequences(&job, filler.ReferenceLength());
-  BalanceSequences(&job);
+  const double reference = filler.ReferenceLength();
+  const double cap =
+      spec.sequences.balance == SequenceSection::Balance::kNone
+          ? 0.0
+          : MicrobatchTokenCap(job, reference);
+  const int64_t steps = spec.job.steps;
+  const int64_t window =
+      options.window_steps > 0 ? std::min(options.window_steps, steps) : steps;
+  const size_t injections = spec.stragglers.size();
+  StepResults r;
+  r.without.resize(injections);
+  r.without_blocking.resize(injections);
+  r.affected.resize(injections);
   std::vector<std::vector<int64_t>> affected;
-  filler.Fill(-1, &job.cost, &job.launch_delay, &affected, &job.host_delays);
-  RETURN_IF_ERROR(CheckDrawnDurations(job));
-  if (options.keep_times) {
-    job.step_times = Run(job, job.cost, job.launch_delay, &job.times);
-  } else {
-    const size_t n = job.num_nodes(), lanes = job.num_lanes();
-    job.start32.resize(n * lanes);
-    job.step_times =
-        Run(job, job.cost, job.launch_delay, nullptr,
-            [&](const replay::WindowTimes& w) {
-              for (size_t v = 0; v < n; ++v) {
-                for (size_t l = 0; l < w.lanes; ++l) {
-                  job.start32[v * lanes + w.lo + l] =
-                      static_cast<float>(w.start[v * w.stride + l]);
-                }
-              }
-            });
+  for (int64_t first = 0; first < steps; first += window) {
+    job.steps.resize(static_cast<size_t>(std::min(window, steps - first)));
+    std::iota(job.steps.begin(), job.steps.end(), first);
+    DrawSequences(&job, reference);
+    BalanceSequences(&job, cap);
+    filler.NewWindow();
+    job.host_delays.clear();
+    filler.Fill(-1, &job.cost, &job.launch_delay, &affected, &job.host_delays);
+    for (size_t i = 0; i < injections; ++i) Extend(&r.affected[i], affected[i]);
+    // After an error the rest is still simulated, without visits, to report
+    // the error the whole job reports: the first bad op of every step, else
+    // the length of the whole trace.
+    const std::optional<BadOp> bad = FirstBadOp(job);
+    if (bad && (!r.bad || bad->v < r.bad->v)) r.bad = bad;
+    if (r.bad) continue;
+    ReplayWindow(&job, options.keep_times);
+    Extend(&r.times.span, job.step_times.span);
+    Extend(&r.times.opt, job.step_times.opt);
+    for (double span : job.step_times.span) r.total += span + kMs;
+    if (!TraceFits(r.total)) continue;
+    if (options.truth) TruthReplays(job, &filler, &r);
+    if (visit) RETURN_IF_ERROR(visit(job));
   }
-  RETURN_IF_ERROR(CheckTraceLength(job));
-  const BigVector<float> no_delay;
-  const double with = PairwiseMean(job.step_times.opt);
-  const double with_blocking =
-      options.truth ? PairwiseMean(Run(job, job.cost, no_delay, nullptr).opt)
-                    : 0.0;
-  for (size_t i = 0; i < spec.stragglers.size(); ++i) {
-    TruthRecord t;
-    DescribeTruth(job, i, &t);
-    t.steps = affected[i];
-    if (options.truth) {
-      BigVector<double> cost;
-      BigVector<float> delay;
-      filler.Fill(static_cast<int64_t>(i), &cost, &delay, nullptr);
-      const double without = PairwiseMean(Run(job, cost, delay, nullptr).opt);
-      t.slowdown = with / without;
-      t.excess_step_ms = (with - without) / kMs;
-      const double without_blocking =
-          PairwiseMean(Run(job, cost, no_delay, nullptr).opt);
-      t.blocking_slowdown = with_blocking / without_blocking;
-      t.blocking_excess_step_ms = (with_blocking - without_blocking) / kMs;
-    }
-    job.truth.push_back(std::move(t));
+  if (r.bad) return BadOpError(job, *r.bad);
+  if (!TraceFits(r.total)) return TraceLengthError(spec, r.total);
+  if (window < steps) {
+    // Only the whole job's results remain: no window's per-op arrays.
+    SimulatedJob whole;
+    whole.spec = std::move(job.spec);
+    whole.schedule = std::move(job.schedule);
+    whole.dp_replicas = job.dp_replicas;
+    job = std::move(whole);
+    job.steps.resize(static_cast<size_t>(steps));
+    std::iota(job.steps.begin(), job.steps.end(), int64_t{0});
   }
+  RecordTruth(r, options.truth, &job);
+  job.step_times = std::move(r.times);
   return job;
-}
-
-trace::OpsTable ToOpsTable(const SimulatedJob& job, int64_t first_step,
-                           int64_t last_step) {
-  trace::OpsTable table;
-  const size_t n = job.num_nodes(), lanes = job.num_lanes();
-  const auto dp = static_cast<size_t>(job.dp_replicas);
-  const int32_t pp = job.spec.job.pp;
-  trace::ExtraColumn seq_lens{"seq_lens", {}};
-  int64_t origin_ns = 0;
-  for (size_t k = 0; k < job.steps.size(); ++k) {
-    const int64_t step = job.steps[k];
-    const int64_t span_ns = std::llround(job.step_times.span[k] * 1e9);
-    if (step < first_step || step > last_step) {
-      origin_ns += span_ns + 1'000'000;
-      continue;
-    }
-    for (int32_t s = 0; s < pp; ++s) {
-      for (size_t d = 0; d < dp; ++d) {
-        const size_t l = k * dp + d;
-        for (size_t v = 0; v < n; ++v) {
-          const graph::OpKey& key = job.schedule.model.keys[v];
-          if (key.stage != s) continue;
-          const int64_t start =
-              std::llround(job.times.start[v * lanes + l] * 1e9);
-          const int64_t end = std::llround(job.times.end[v * lanes + l] * 1e9);
-          const int32_t mb = job.schedule.microbatch[v];
-          const int32_t chunk = job.schedule.chunk[v];
-          table.rank.push_back(
-              static_cast<int32_t>(job.WorkerRank(static_cast<int32_t>(d), s)));
-          table.dp.push_back(static_cast<int32_t>(d));
-          table.pp.push_back(s);
-          table.step.push_back(step);
-          table.op_type.push_back(key.type);
-          table.seq_id.push_back(key.seq_id);
-          table.chunk.push_back(chunk);
-          table.microbatch.push_back(trace::IsCompute(key.type) ? mb : -1);
-          table.global_chunk.push_back(
-              trace::IsCompute(key.type) ? chunk * pp + s : -1);
-          table.start_ns.push_back(origin_ns + start);
-          table.dur_ns.push_back(std::max<int64_t>(0, end - start));
-          table.tp.push_back(0);
-          int64_t tokens = 0;
-          std::string lens;
-          if (trace::IsCompute(key.type) && mb >= 0) {
-            for (int64_t x : job.sequences[l * static_cast<size_t>(
-                                                   job.spec.job.microbatches) +
-                                           static_cast<size_t>(mb)]) {
-              tokens += x;
-              lens += (lens.empty() ? "" : ";") + std::to_string(x);
-            }
-          }
-          table.tokens.push_back(tokens);
-          seq_lens.values.push_back(std::move(lens));
-        }
-      }
-    }
-    origin_ns += span_ns + 1'000'000;
-  }
-  table.extra.push_back(std::move(seq_lens));
-  return table;
 }
 
 trace::JobMeta MetaOf(const SimulatedJob& job) {

@@ -16,6 +16,7 @@
 #define STRAG_SRC_SIM_SIMULATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -90,15 +91,40 @@ struct SimulateOptions {
   // otherwise only the binary32 starts are kept (4 bytes per op), enough to
   // analyse the job in process.
   bool keep_times = true;
+  // SimulateInWindows: steps simulated at once (0: all of them).
+  int64_t window_steps = 0;
 };
 
+// The whole job at once: every per-op array of every step is kept.
 Result<SimulatedJob> Simulate(const JobSpec& spec,
                               const SimulateOptions& options = {});
 
+// Sees one window of consecutive steps of a job being simulated: a
+// SimulatedJob whose steps (the window's step ids), sequences, cost,
+// launch_delay, times / start32, step_times and host_delays (`step` indexes
+// the window's steps) are those of the window only. An error stops the
+// simulation and is returned.
+using WindowVisitor = std::function<Status(const SimulatedJob& window)>;
+
+// Simulate, options.window_steps steps at a time in step order (memory: the
+// per-op arrays of one window, 8-24 bytes per step and, with truth, 16 per
+// injection and step), calling `visit` with each window once replayed.
+// Nothing couples the steps but what is kept per step: every draw is keyed
+// by the global step, the replay never crosses steps, the balancing cap is
+// found up front and the means reduce the per-step values at the end; so
+// the windows hold the very values Simulate holds, and the returned job has
+// the same steps, step_times and truth, bit for bit (its per-op arrays are
+// those of the whole job when it was one window, else empty). Errors are
+// Simulate's: after a window with a drawn duration beyond the limit, or
+// once the trace is too long, the rest is simulated without visits to find
+// the same first error (and the trace's whole length).
+Result<SimulatedJob> SimulateInWindows(const JobSpec& spec,
+                                       const SimulateOptions& options,
+                                       const WindowVisitor& visit);
+
 // The simulated trace as an ops table (steps [first, last] only; needs
-// keep_times), with
-// tp_rank, tokens and seq_lens columns; step k starts where step k - 1
-// ended.
+// keep_times), with tp_rank, tokens and seq_lens columns; step k starts
+// where step k - 1 ended (sim/ops_table_stream.h builds it in batches).
 trace::OpsTable ToOpsTable(const SimulatedJob& job, int64_t first_step,
                            int64_t last_step);
 

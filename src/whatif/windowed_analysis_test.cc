@@ -9,17 +9,14 @@
 
 #include <bit>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "ingest/common/file.h"
-#include "ingest/ops_csv/meta_yaml.h"
-#include "ingest/ops_csv/ops_csv_file.h"
 #include "sim/job_spec.h"
 #include "sim/simulator.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
+#include "whatif/published_traces_test_util.h"
 
 namespace strag::whatif {
 namespace {
@@ -240,21 +237,17 @@ TEST(AnalyzeWindowsTest, WindowsMustTileTheSteps) {
 }
 
 TEST(AnalyzeWindowsTest, PublishedTraces) {
-  const std::string dir = STRAG_SHARED_DATA_DIR "/osdi25-whatif";
-  if (!std::filesystem::exists(dir + "/trace-AR.csv.gz")) {
-    GTEST_SKIP() << "published traces not found at " << dir
+  if (!HavePublishedTraces()) {
+    GTEST_SKIP() << "published traces not found at " << PublishedTracesDir()
                  << ": nothing compared";
   }
   for (const char* name : {"AR", "ST", "SE"}) {
     SCOPED_TRACE(name);
-    const std::string meta_path = dir + "/meta-" + name + ".yaml";
-    auto text = ingest::ReadFile(meta_path);
-    ASSERT_TRUE(text.ok()) << text.status().message();
-    auto meta = ingest::ParseJobMetaYaml(*text, meta_path);
-    ASSERT_TRUE(meta.ok()) << meta.status().message();
-    auto table = ingest::ReadOpsCsvFile(dir + "/trace-" + name + ".csv.gz");
-    ASSERT_TRUE(table.ok()) << table.status().message();
-    ExpectWindowsMatch(*table, *meta, {}, {1, 4});
+    trace::OpsTable table;
+    trace::JobMeta meta;
+    const Status read = ReadPublishedTrace(name, &table, &meta);
+    ASSERT_TRUE(read.ok()) << read.message();
+    ExpectWindowsMatch(table, meta, {}, {1, 4});
   }
 }
 

@@ -14,23 +14,20 @@
 
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "base/f32.h"
 #include "graph/generic/generic_model.h"
-#include "ingest/common/file.h"
 #include "ingest/kineto/kineto_parser.h"
 #include "ingest/kineto/kineto_writer.h"
-#include "ingest/ops_csv/meta_yaml.h"
-#include "ingest/ops_csv/ops_csv_file.h"
 #include "sim/job_spec.h"
 #include "sim/simulator.h"
 #include "sim/trace_synth.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_generic.h"
+#include "whatif/published_traces_test_util.h"
 #include "whatif/scenario_runner.h"
 #include "whatif/selection.h"
 
@@ -351,21 +348,17 @@ TEST(UnfixEachWorkerTest, MismatchedCostsAreAnError) {
 
 // The published traces (whatif-spec.md): every worker of AR, ST and SE.
 TEST(UnfixEachWorkerTest, PublishedTraces) {
-  const std::string dir = STRAG_SHARED_DATA_DIR "/osdi25-whatif";
-  if (!std::filesystem::exists(dir + "/trace-AR.csv.gz")) {
-    GTEST_SKIP() << "published traces not found at " << dir
+  if (!HavePublishedTraces()) {
+    GTEST_SKIP() << "published traces not found at " << PublishedTracesDir()
                  << ": nothing compared";
   }
   for (const char* name : {"AR", "ST", "SE"}) {
     SCOPED_TRACE(name);
-    const std::string meta_path = dir + "/meta-" + name + ".yaml";
-    auto text = ingest::ReadFile(meta_path);
-    ASSERT_TRUE(text.ok()) << text.status().message();
-    auto meta = ingest::ParseJobMetaYaml(*text, meta_path);
-    ASSERT_TRUE(meta.ok()) << meta.status().message();
-    auto table = ingest::ReadOpsCsvFile(dir + "/trace-" + name + ".csv.gz");
-    ASSERT_TRUE(table.ok()) << table.status().message();
-    auto t = PrepareTrace(*table, *meta);
+    trace::OpsTable table;
+    trace::JobMeta meta;
+    const Status read = ReadPublishedTrace(name, &table, &meta);
+    ASSERT_TRUE(read.ok()) << read.message();
+    auto t = PrepareTrace(table, meta);
     ASSERT_TRUE(t.ok()) << t.status().message();
     const Compared c = ExpectExact(*t);
     EXPECT_EQ(c.workers, t->workers.size());

@@ -12,6 +12,12 @@
 #define ZLIB_CONST  // next_in is `const Bytef*`: no const_cast needed
 #include <zlib.h>
 
+#ifdef STRAG_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+
+#include <vector>
+#endif
+
 namespace strag::ingest {
 namespace {
 
@@ -54,6 +60,73 @@ size_t OutputSizeGuess(std::string_view bytes) {
   return std::clamp(guess, kMinOutputGuess,
                     std::max(kMinOutputGuess, kMaxDeflateRatio * bytes.size()));
 }
+
+// Deflates all of `bytes` into `*out` as one gzip member at `level`.
+Status ZlibCompress(std::string_view bytes, int level, std::string* out) {
+  Deflater deflater;
+  if (!deflater.Init(level)) return Internal("zlib deflateInit2 failed");
+  z_stream* z = deflater.z();
+  const auto* in = reinterpret_cast<const Bytef*>(bytes.data());
+  out->resize(deflateBound(z, static_cast<uLong>(bytes.size())));
+  size_t in_pos = 0;
+  size_t out_pos = 0;
+  while (true) {
+    if (out_pos == out->size()) out->resize(2 * out->size());
+    const size_t in_chunk = std::min(bytes.size() - in_pos, kMaxZlibChunk);
+    const size_t out_chunk = std::min(out->size() - out_pos, kMaxZlibChunk);
+    const bool last_input = in_pos + in_chunk == bytes.size();
+    z->next_in = in + in_pos;
+    z->avail_in = static_cast<uInt>(in_chunk);
+    z->next_out = reinterpret_cast<Bytef*>(out->data() + out_pos);
+    z->avail_out = static_cast<uInt>(out_chunk);
+    const int rc = deflate(z, last_input ? Z_FINISH : Z_NO_FLUSH);
+    in_pos += in_chunk - z->avail_in;
+    out_pos += out_chunk - z->avail_out;
+    if (rc == Z_STREAM_END) break;
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      return Internal("zlib deflate failed with code " + std::to_string(rc));
+    }
+  }
+  out->resize(out_pos);
+  return Status::Ok();
+}
+
+#ifdef STRAG_HAVE_ISAL
+// igzip level 1 into one gzip member (its own header and trailer).
+Status IsalCompress(std::string_view bytes, std::string* out) {
+  isal_zstream s;
+  isal_deflate_init(&s);
+  std::vector<uint8_t> level_buf(ISAL_DEF_LVL1_DEFAULT);
+  s.gzip_flag = IGZIP_GZIP;
+  s.level = 1;
+  s.level_buf = level_buf.data();
+  s.level_buf_size = static_cast<uint32_t>(level_buf.size());
+  // Incompressible text grows by stored-block headers only (5 bytes per
+  // 64 KiB) plus the gzip header and trailer.
+  out->resize(bytes.size() + bytes.size() / 64 + 1024);
+  size_t in_pos = 0, out_pos = 0;
+  while (s.internal_state.state != ZSTATE_END) {
+    if (out_pos == out->size()) out->resize(2 * out->size());
+    const size_t in_chunk = std::min(bytes.size() - in_pos, kMaxZlibChunk);
+    const size_t out_chunk = std::min(out->size() - out_pos, kMaxZlibChunk);
+    s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(bytes.data())) +
+                in_pos;
+    s.avail_in = static_cast<uint32_t>(in_chunk);
+    s.end_of_stream = in_pos + in_chunk == bytes.size() ? 1 : 0;
+    s.flush = NO_FLUSH;
+    s.next_out = reinterpret_cast<uint8_t*>(out->data() + out_pos);
+    s.avail_out = static_cast<uint32_t>(out_chunk);
+    const int rc = isal_deflate(&s);
+    if (rc != COMP_OK) {
+      return Internal("isal_deflate failed with code " + std::to_string(rc));
+    }
+    in_pos += in_chunk - s.avail_in;
+    out_pos += out_chunk - s.avail_out;
+  }
+  out->resize(out_pos);
+  return Status::Ok();
+}
+#endif
 
 }  // namespace
 
@@ -106,32 +179,17 @@ Result<std::string> MaybeGunzip(std::string_view bytes,
 }
 
 Result<std::string> GzipCompress(std::string_view bytes) {
-  Deflater deflater;
-  if (!deflater.Init(/*level=*/6)) return Internal("zlib deflateInit2 failed");
-  z_stream* z = deflater.z();
-  const auto* in = reinterpret_cast<const Bytef*>(bytes.data());
-  std::string out(deflateBound(z, static_cast<uLong>(bytes.size())), '\0');
-  size_t in_pos = 0;
-  size_t out_pos = 0;
-  while (true) {
-    if (out_pos == out.size()) out.resize(2 * out.size());
-    const size_t in_chunk = std::min(bytes.size() - in_pos, kMaxZlibChunk);
-    const size_t out_chunk = std::min(out.size() - out_pos, kMaxZlibChunk);
-    const bool last_input = in_pos + in_chunk == bytes.size();
-    z->next_in = in + in_pos;
-    z->avail_in = static_cast<uInt>(in_chunk);
-    z->next_out = reinterpret_cast<Bytef*>(out.data() + out_pos);
-    z->avail_out = static_cast<uInt>(out_chunk);
-    const int rc = deflate(z, last_input ? Z_FINISH : Z_NO_FLUSH);
-    in_pos += in_chunk - z->avail_in;
-    out_pos += out_chunk - z->avail_out;
-    if (rc == Z_STREAM_END) break;
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      return Internal("zlib deflate failed with code " + std::to_string(rc));
-    }
-  }
-  out.resize(out_pos);
+  std::string out;
+  RETURN_IF_ERROR(ZlibCompress(bytes, /*level=*/6, &out));
   return out;
+}
+
+Status GzipCompressFast(std::string_view bytes, std::string* out) {
+#ifdef STRAG_HAVE_ISAL
+  return IsalCompress(bytes, out);
+#else
+  return ZlibCompress(bytes, /*level=*/1, out);
+#endif
 }
 
 }  // namespace strag::ingest

@@ -48,6 +48,14 @@ Result<std::string> MaybeGunzip(std::string_view bytes,
 // (kInternal).
 Result<std::string> GzipCompress(std::string_view bytes);
 
+// Compresses `bytes` into one gzip member at a fast level, into `*out`
+// (replaced; its capacity is reused): ISA-L's igzip level 1 where the build
+// has it, else zlib level 1. On ops CSV text (8 MiB pieces, 2026-12): igzip
+// level 1 445 MB/s to 21.6% of the text, zlib level 1 81 MB/s to 23.2%,
+// zlib level 6 (GzipCompress) 24 MB/s to 20.0%. Fails only if the library
+// fails (kInternal).
+Status GzipCompressFast(std::string_view bytes, std::string* out);
+
 }  // namespace strag::ingest
 
 #endif  // STRAG_SRC_INGEST_COMMON_GZIP_H_

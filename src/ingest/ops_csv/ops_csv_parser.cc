@@ -585,25 +585,34 @@ size_t OpsCsvParser::ParseRowsParallel(std::string_view lines, size_t* count) {
     from = cut;
   }
   parts.push_back(lines.substr(from));
-  std::vector<std::unique_ptr<OpsCsvParser>> others(parts.size());
+  // The parts' parsers live as long as this one: their columns keep their
+  // capacity, so no window pays for fresh memory again.
+  while (parts_.size() < parts.size()) {
+    parts_.push_back(std::make_unique<OpsCsvParser>(source_, 0,
+                                                    max_line_bytes_));
+    parts_.back()->CopyHeaderFrom(*this);
+  }
   std::vector<size_t> taken(parts.size()), counts(parts.size());
   ParallelFor(parts.size(), parts.size(), [&](size_t k, size_t /*worker*/) {
-    OpsCsvParser* parser = this;
-    if (k > 0) {
-      others[k] = std::make_unique<OpsCsvParser>(source_, 0, max_line_bytes_);
-      others[k]->CopyHeaderFrom(*this);
-      parser = others[k].get();
-    }
+    OpsCsvParser* parser = k == 0 ? this : parts_[k].get();
     taken[k] = parser->ParseRowsFast(parts[k], &counts[k]);
   });
-  size_t total = 0;
+  // Parts are taken in order up to the first that stopped early (its rows
+  // up to there included); every other part's rows are dropped. The parts'
+  // columns are emptied with their capacity kept.
+  size_t total = 0, used = parts.size();
   *count = 0;
   for (size_t k = 0; k < parts.size(); ++k) {
-    if (k > 0) AppendRows(others[k].get());
-    others[k].reset();
     total += taken[k];
     *count += counts[k];
-    if (taken[k] != parts[k].size()) break;
+    if (taken[k] != parts[k].size()) {
+      used = k + 1;
+      break;
+    }
+  }
+  for (size_t k = 1; k < parts.size(); ++k) {
+    if (k < used) AppendRows(parts_[k].get());
+    parts_[k]->ClearRows();
   }
   return total;
 }
@@ -620,12 +629,30 @@ void OpsCsvParser::CopyHeaderFrom(const OpsCsvParser& other) {
   }
 }
 
-// Moves the rows of `other` (same columns) to the end of this table.
+// Empties the table, keeping each column's capacity.
+void OpsCsvParser::ClearRows() {
+  trace::OpsTable& t = table_;
+  for (auto* column : {&t.rank, &t.dp, &t.pp, &t.seq_id, &t.chunk,
+                       &t.microbatch, &t.global_chunk, &t.tp, &t.cp,
+                       &t.start_rem_as}) {
+    column->clear();
+  }
+  t.step.clear();
+  t.start_ns.clear();
+  t.dur_ns.clear();
+  t.tokens.clear();
+  t.op_type.clear();
+  t.start_s32.clear();
+  t.dur_s32.clear();
+  for (trace::ExtraColumn& extra : t.extra) extra.values.clear();
+  rows_ = 0;
+}
+
+// Copies the rows of `other` (same columns) to the end of this table.
 void OpsCsvParser::AppendRows(OpsCsvParser* other) {
   const auto append = [](auto& to, auto& from) {
     to.insert(to.end(), std::make_move_iterator(from.begin()),
               std::make_move_iterator(from.end()));
-    from = {};
   };
   trace::OpsTable& t = table_;
   trace::OpsTable& o = other->table_;
@@ -894,16 +921,16 @@ bool OpsCsvParser::ReadExtra(size_t i) {
   return true;
 }
 
-trace::OpsTable OpsCsvParser::TakeRows() {
+void OpsCsvParser::TakeRows(trace::OpsTable* rows) {
   FillAbsentColumns();
-  trace::OpsTable rows = std::move(table_);
-  table_ = trace::OpsTable();
-  for (trace::ExtraColumn& extra : rows.extra) {
+  std::swap(*rows, table_);
+  // The caller's last batch becomes the next one's columns.
+  table_.extra.clear();
+  for (const trace::ExtraColumn& extra : rows->extra) {
     table_.extra.push_back(trace::ExtraColumn{extra.name, {}});
   }
-  if (drop_extra_) rows.extra.clear();
-  rows_ = 0;
-  return rows;
+  ClearRows();
+  if (drop_extra_) rows->extra.clear();
 }
 
 // mc, mb_id and gmc are columns of every table; -1 says "not recorded".

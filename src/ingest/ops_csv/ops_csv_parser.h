@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,11 +66,12 @@ class OpsCsvParser {
   // pieces. Call once.
   Result<trace::OpsTable> Finish();
 
-  // The rows parsed so far, taken out of the parser (which goes on with an
-  // empty table of the same columns): for readers that stream a file too
-  // large to hold, a batch of rows after each Feed. Absent mc, mb_id and gmc
-  // columns are filled with -1 as Finish does.
-  trace::OpsTable TakeRows();
+  // The rows parsed so far, swapped into `*rows` (whose old columns the
+  // parser empties and goes on with, so their memory is reused): for
+  // readers that stream a file too large to hold, a batch of rows after
+  // each Feed. Absent mc, mb_id and gmc columns are filled with -1 as
+  // Finish does.
+  void TakeRows(trace::OpsTable* rows);
   // Parse the columns strag does not use (`seq_lens`, `name`...) but keep
   // none of them: the tables have no extra columns. The streamed reader has
   // no use for them.
@@ -107,6 +109,7 @@ class OpsCsvParser {
   size_t ParseRowsParallel(std::string_view lines, size_t* count);
   void CopyHeaderFrom(const OpsCsvParser& other);
   void AppendRows(OpsCsvParser* other);
+  void ClearRows();
   template <typename T>
   const char* FastInt(const char* p, const char* end, ops_csv::IntMin min,
                       std::vector<T>* column);
@@ -140,6 +143,8 @@ class OpsCsvParser {
   std::string source_;
   size_t text_bytes_hint_;
   size_t threads_;
+  // ParseRowsParallel's parsers of the parts after the first.
+  std::vector<std::unique_ptr<OpsCsvParser>> parts_;
   bool general_path_only_ = false;
   bool drop_extra_ = false;
   size_t max_line_bytes_;

@@ -11,10 +11,13 @@
 #include <string>
 
 #include "ingest/common/file.h"
+#include "base/parallel_for.h"
+#include "ingest/common/gunzip_stream.h"
 #include "ingest/common/gzip.h"
 #include "ingest/common/text_blocks.h"
 #include "ingest/common/text_reader.h"
 #include "ingest/ops_csv/ops_csv_file.h"
+#include "ingest/ops_csv/ops_csv_parser.h"
 #include "ingest/ops_csv/ops_csv_reader.h"
 #include "ingest/ops_csv/ops_csv_writer.h"
 
@@ -154,6 +157,54 @@ void BM_ReadOpsCsvFileEnv(benchmark::State& state) {
                           static_cast<int64_t>(EnvCsvTextBytes()));
 }
 BENCHMARK(BM_ReadOpsCsvFileEnv)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The same file read as `strag analyze --window-ops` reads it: rows taken
+// out of the parser after every block (so the columns stay small and warm),
+// extra columns dropped, gzip inflated by ISA-L on a second thread; the
+// argument is the number of parsing threads (0: one per core). Reading and
+// parsing only: what the streamed path costs before any analysis.
+void BM_StreamOpsCsvEnv(benchmark::State& state) {
+  if (EnvCsvTextBytes() == 0) {
+    state.SkipWithError("set STRAG_BENCH_CSV to an ops CSV file");
+    return;
+  }
+  const auto threads = static_cast<size_t>(
+      state.range(0) == 0 ? HardwareThreads() : state.range(0));
+  const size_t block_bytes = 8 * threads * OpsCsvParser::kMinPartBytes;
+  for (auto _ : state) {
+    Result<std::unique_ptr<TextReader>> reader = TextReader::Open(
+        std::getenv("STRAG_BENCH_CSV"), block_bytes, GzipEngine::kIsal);
+    if (!reader.ok()) {
+      state.SkipWithError(reader.status().message().c_str());
+      return;
+    }
+    OpsCsvParser parser("bench", 0, kDefaultMaxLineBytes, threads);
+    parser.DropExtraColumns();
+    size_t rows = 0;
+    trace::OpsTable batch;
+    const Status status = ForEachTextBlock(
+        reader->get(),
+        {.block_bytes = block_bytes, .inflate_on_thread = true,
+         .sink_refused = {}},
+        [&](std::string_view block) -> Status {
+          const Status fed = parser.Feed(block);
+          parser.TakeRows(&batch);
+          rows += batch.size();
+          return fed;
+        });
+    Result<trace::OpsTable> last = parser.Finish();
+    if (!status.ok() || !last.ok()) state.SkipWithError("bad file");
+    benchmark::DoNotOptimize(rows);
+  }
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<int64_t>(EnvCsvTextBytes()));
+}
+BENCHMARK(BM_StreamOpsCsvEnv)
     ->ArgName("threads")
     ->Arg(1)
     ->Arg(0)

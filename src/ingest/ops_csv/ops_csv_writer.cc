@@ -42,6 +42,28 @@ std::string_view ToChars(T value, NumberBuffer* buffer) {
                           static_cast<size_t>(result.ptr - buffer->data()));
 }
 
+// Appends ExactTimeToSecondsText({ns, 0}): the seconds, then the nine
+// digits of nanoseconds without their trailing zeros. The same text, at a
+// fraction of the cost (no 128-bit division per digit): a simulated trace
+// writes two per row.
+void AppendNsAsSeconds(int64_t ns, std::string* out) {
+  if (ns < 0) out->push_back('-');
+  // |INT64_MIN| fits the unsigned type.
+  const uint64_t magnitude =
+      ns < 0 ? uint64_t{0} - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  AppendNumber(magnitude / 1'000'000'000, out);
+  uint64_t fraction = magnitude % 1'000'000'000;
+  if (fraction == 0) return;
+  char digits[10] = {'.'};
+  int last = 9;  // the last digit kept
+  for (int i = 9; i >= 1; --i) {
+    digits[i] = static_cast<char>('0' + fraction % 10);
+    fraction /= 10;
+  }
+  while (digits[last] == '0') --last;
+  out->append(digits, static_cast<size_t>(last) + 1);
+}
+
 // True when ParseOpsCsv turns `text` into exactly (`s32`, `ns`): starts
 // take their nanoseconds from the digits, durations from the binary64.
 bool ReadsBackAs(std::string_view text, float s32, int64_t ns, bool start) {
@@ -141,7 +163,7 @@ class RecordWriter {
     if (!table.has_s32_times()) {
       // Exact digits: a binary64 of an epoch in seconds drops nanoseconds
       // (the same text as the binary64's below ~4e6 s).
-      out_->append(ExactTimeToSecondsText({ns, 0}));
+      AppendNsAsSeconds(ns, out_);
       return;
     }
     if (start) {
@@ -161,7 +183,9 @@ class RecordWriter {
   bool first_ = true;
 };
 
-void AppendHeader(const trace::OpsTable& table, std::string* out) {
+}  // namespace
+
+void AppendOpsCsvHeader(const trace::OpsTable& table, std::string* out) {
   RecordWriter header(out);
   for (size_t c = 0; c <= static_cast<size_t>(Column::kGlobalChunk); ++c) {
     header.Text(ops_csv::kColumnNames[c]);
@@ -172,6 +196,8 @@ void AppendHeader(const trace::OpsTable& table, std::string* out) {
   for (const trace::ExtraColumn& extra : table.extra) header.Text(extra.name);
   header.End();
 }
+
+namespace {
 
 void AppendRow(const trace::OpsTable& table, size_t row, std::string* out) {
   RecordWriter record(out);
@@ -197,11 +223,16 @@ void AppendRow(const trace::OpsTable& table, size_t row, std::string* out) {
 
 }  // namespace
 
+void AppendOpsCsvRows(const trace::OpsTable& table, size_t begin, size_t end,
+                      std::string* out) {
+  for (size_t row = begin; row < end; ++row) AppendRow(table, row, out);
+}
+
 std::string WriteOpsCsv(const trace::OpsTable& table) {
   std::string out;
   out.reserve(128 + table.size() * (80 + 16 * table.extra.size()));
-  AppendHeader(table, &out);
-  for (size_t row = 0; row < table.size(); ++row) AppendRow(table, row, &out);
+  AppendOpsCsvHeader(table, &out);
+  AppendOpsCsvRows(table, 0, table.size(), &out);
   return out;
 }
 

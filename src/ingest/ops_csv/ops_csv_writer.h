@@ -5,6 +5,7 @@
 #ifndef STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_WRITER_H_
 #define STRAG_SRC_INGEST_OPS_CSV_OPS_CSV_WRITER_H_
 
+#include <cstddef>
 #include <string>
 
 #include "trace/ops_table.h"
@@ -28,6 +29,16 @@ namespace strag::ingest {
 // Preconditions: every column has table.size() entries (optional ones: that
 // or none); extra column names differ from the known column names.
 std::string WriteOpsCsv(const trace::OpsTable& table);
+
+// WriteOpsCsv in pieces, for a table produced and written a batch of rows
+// at a time (`strag simulate --out` streams its rows): the header line,
+// then rows [begin, end), appended to `*out`. The header depends only on
+// which columns the table has, so a batch with the same columns gives the
+// same header; the concatenation of the header and every batch's rows is
+// WriteOpsCsv of the whole table, byte for byte.
+void AppendOpsCsvHeader(const trace::OpsTable& table, std::string* out);
+void AppendOpsCsvRows(const trace::OpsTable& table, size_t begin, size_t end,
+                      std::string* out);
 
 }  // namespace strag::ingest
 

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <string_view>
 
+#include "ingest/common/decimal_time.h"
 #include "ingest/common/file.h"
 #include "ingest/ops_csv/ops_csv_reader.h"
 
@@ -146,6 +149,65 @@ TEST(OpsCsvWriterTest, RoundTripsNsOnlyTable) {
   EXPECT_EQ(back->start_ns, t.start_ns);
   EXPECT_EQ(back->dur_ns, t.dur_ns);
   EXPECT_TRUE(back->has_s32_times());
+}
+
+// A table without s32 columns writes each time as ExactTimeToSecondsText of
+// its ns (the writer's own formatter must give the same text).
+TEST(OpsCsvWriterTest, NsOnlyTimesAreExactSecondsText) {
+  const int64_t values[] = {0, 1, -1, 7, 10, 999'999'999, 1'000'000'000,
+                            -1'000'000'000, 1'000'000'001, -500'000'000,
+                            123'456'789'000, 4'000'000'000'000'000'120,
+                            std::numeric_limits<int64_t>::max(),
+                            std::numeric_limits<int64_t>::min()};
+  trace::OpsTable t;
+  for (int64_t ns : values) {
+    t.rank.push_back(0);
+    t.dp.push_back(0);
+    t.pp.push_back(0);
+    t.step.push_back(0);
+    t.op_type.push_back(OpType::kForwardCompute);
+    t.seq_id.push_back(0);
+    t.chunk.push_back(0);
+    t.microbatch.push_back(0);
+    t.global_chunk.push_back(0);
+    t.start_ns.push_back(ns);
+    t.dur_ns.push_back(ns / 3);
+  }
+  std::string expected;
+  AppendOpsCsvHeader(t, &expected);
+  for (size_t i = 0; i < t.size(); ++i) {
+    expected += "0,0,0,0,forward-compute," +
+                ExactTimeToSecondsText({t.start_ns[i], 0}) + "," +
+                ExactTimeToSecondsText({t.dur_ns[i], 0}) + ",0,0,0,0\n";
+  }
+  EXPECT_EQ(WriteOpsCsv(t), expected);
+}
+
+// The header and rows written in batches are WriteOpsCsv's bytes.
+TEST(OpsCsvWriterTest, BatchesConcatenateToTheWholeText) {
+  trace::OpsTable t;
+  for (int64_t i = 0; i < 50; ++i) {
+    t.rank.push_back(static_cast<int32_t>(i % 4));
+    t.dp.push_back(0);
+    t.pp.push_back(1);
+    t.step.push_back(i / 10);
+    t.op_type.push_back(OpType::kBackwardCompute);
+    t.seq_id.push_back(static_cast<int32_t>(i));
+    t.chunk.push_back(0);
+    t.microbatch.push_back(static_cast<int32_t>(i % 3));
+    t.global_chunk.push_back(1);
+    t.start_ns.push_back(i * 1'234'567);
+    t.dur_ns.push_back(1000 + i);
+    t.tp.push_back(0);
+    t.tokens.push_back(i * 7);
+  }
+  t.extra.push_back({"seq_lens", std::vector<std::string>(50, "1;2,3")});
+  std::string batched;
+  AppendOpsCsvHeader(t, &batched);
+  for (size_t begin = 0; begin < t.size(); begin += 7) {
+    AppendOpsCsvRows(t, begin, std::min(t.size(), begin + 7), &batched);
+  }
+  EXPECT_EQ(batched, WriteOpsCsv(t));
 }
 
 // The published AR trace round trips through the writer.
