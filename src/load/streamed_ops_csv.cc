@@ -17,55 +17,6 @@
 namespace strag::load {
 namespace {
 
-// Appends rows [from, to) of `src` to `dst` (the columns the analysis
-// reads; optional ones when present).
-void AppendRows(const trace::OpsTable& src, size_t from, size_t to,
-                trace::OpsTable* dst) {
-  const auto append = [from, to](const auto& s, auto* d) {
-    if (s.empty()) return;
-    d->insert(d->end(), s.begin() + static_cast<ptrdiff_t>(from),
-              s.begin() + static_cast<ptrdiff_t>(to));
-  };
-  append(src.rank, &dst->rank);
-  append(src.dp, &dst->dp);
-  append(src.pp, &dst->pp);
-  append(src.step, &dst->step);
-  append(src.op_type, &dst->op_type);
-  append(src.seq_id, &dst->seq_id);
-  append(src.chunk, &dst->chunk);
-  append(src.microbatch, &dst->microbatch);
-  append(src.global_chunk, &dst->global_chunk);
-  append(src.start_ns, &dst->start_ns);
-  append(src.dur_ns, &dst->dur_ns);
-  append(src.start_s32, &dst->start_s32);
-  append(src.dur_s32, &dst->dur_s32);
-  append(src.start_rem_as, &dst->start_rem_as);
-  append(src.tp, &dst->tp);
-  append(src.cp, &dst->cp);
-  append(src.tokens, &dst->tokens);
-}
-
-// Calls fn on every column of `t` the streamed path fills.
-template <typename Fn>
-void EachColumn(trace::OpsTable* t, Fn fn) {
-  fn(&t->rank), fn(&t->dp), fn(&t->pp), fn(&t->step), fn(&t->op_type);
-  fn(&t->seq_id), fn(&t->chunk), fn(&t->microbatch), fn(&t->global_chunk);
-  fn(&t->start_ns), fn(&t->dur_ns), fn(&t->start_s32), fn(&t->dur_s32);
-  fn(&t->start_rem_as), fn(&t->tp), fn(&t->cp), fn(&t->tokens);
-}
-
-// Empties the columns, keeping their memory.
-void ClearTable(trace::OpsTable* t) {
-  EachColumn(t, [](auto* column) { column->clear(); });
-}
-
-// Keeps the first `rows` rows.
-void TruncateTable(size_t rows, trace::OpsTable* t) {
-  EachColumn(t, [rows](auto* column) {
-    if (column->size() > rows) column->resize(rows);
-  });
-}
-
 Status WriteAll(std::FILE* f, const void* data, size_t bytes,
                 const std::string& path) {
   if (bytes != 0 && std::fwrite(data, 1, bytes, f) != bytes) {
@@ -108,19 +59,14 @@ class Spiller {
   Status Add(const trace::OpsTable& rows) {
     for (size_t r = 0; r < rows.size(); ++r) {
       if (rows.step[r] < last_step_) {
+        // The caller reads the file again through the sort: this status
+        // only stops the first reading.
         disordered_ = true;
-        return InvalidInput(
-            source_ + ": step " + std::to_string(rows.step[r]) +
-            " comes after step " + std::to_string(last_step_) +
-            " (row " + std::to_string(rows_seen_ + r + 1) +
-            "): a streamed analysis needs the rows grouped by step in "
-            "increasing order (sort the file by step, or analyse it in "
-            "memory)");
+        return InvalidInput(source_ + ": rows out of step order");
       }
       last_step_ = rows.step[r];
     }
-    rows_seen_ += rows.size();
-    AppendRows(rows, 0, rows.size(), &pending_);
+    pending_.AppendRows(rows, 0, rows.size());
     // A window ends where its last step does: the pending rows' last step
     // may go on in the next batch, so it is kept.
     while (pending_.size() >= options_.window_ops &&
@@ -152,9 +98,9 @@ class Spiller {
   // (the open step) is copied, into the spare table, whose columns (and so
   // their memory, already touched) the next window's rows reuse.
   Status Flush(size_t count) {
-    ClearTable(&spare_);
-    AppendRows(pending_, count, pending_.size(), &spare_);
-    TruncateTable(count, &pending_);
+    spare_.ClearRows();
+    spare_.AppendRows(pending_, count, pending_.size());
+    pending_.Truncate(count);
     std::swap(pending_, spare_);
     const trace::OpsTable& rows = spare_;
     whatif::PreparedTrace& shape = *shape_;
@@ -197,7 +143,6 @@ class Spiller {
   StreamedJob* job_;
   trace::OpsTable pending_, spare_;
   int64_t last_step_ = INT64_MIN;
-  uint64_t rows_seen_ = 0;
   bool disordered_ = false;
 };
 

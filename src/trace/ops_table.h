@@ -80,6 +80,18 @@ struct OpsTable {
   }
 
   void Reserve(size_t rows);
+  // Keeps the first `rows` rows (of every column that has them).
+  void Truncate(size_t rows);
+  // Empties every column, keeping its memory (and the extra columns' names).
+  void ClearRows();
+  // Appends rows [from, to) of `other`, whose columns are these: each
+  // column that `other` has, and the extra columns' values that both hold.
+  void AppendRows(const OpsTable& other, size_t from, size_t to);
+
+ private:
+  // fn(this table's column, other's same column) for every typed column.
+  template <typename Fn>
+  void ForEachColumn(const OpsTable& other, Fn fn);
 };
 
 }  // namespace strag::trace

@@ -25,33 +25,12 @@ namespace {
 trace::OpsTable RowsOfSteps(const trace::OpsTable& table, int64_t lo,
                             int64_t hi) {
   trace::OpsTable out;
-  const auto copy = [](const auto& from, auto* to, size_t r) {
-    if (!from.empty()) to->push_back(from[r]);
-  };
   for (const trace::ExtraColumn& e : table.extra) {
     out.extra.push_back(trace::ExtraColumn{e.name, {}});
   }
   for (size_t r = 0; r < table.size(); ++r) {
-    if (table.step[r] < lo || table.step[r] > hi) continue;
-    copy(table.rank, &out.rank, r);
-    copy(table.dp, &out.dp, r);
-    copy(table.pp, &out.pp, r);
-    copy(table.step, &out.step, r);
-    copy(table.op_type, &out.op_type, r);
-    copy(table.seq_id, &out.seq_id, r);
-    copy(table.chunk, &out.chunk, r);
-    copy(table.microbatch, &out.microbatch, r);
-    copy(table.global_chunk, &out.global_chunk, r);
-    copy(table.start_ns, &out.start_ns, r);
-    copy(table.dur_ns, &out.dur_ns, r);
-    copy(table.start_s32, &out.start_s32, r);
-    copy(table.dur_s32, &out.dur_s32, r);
-    copy(table.start_rem_as, &out.start_rem_as, r);
-    copy(table.tp, &out.tp, r);
-    copy(table.cp, &out.cp, r);
-    copy(table.tokens, &out.tokens, r);
-    for (size_t e = 0; e < table.extra.size(); ++e) {
-      out.extra[e].values.push_back(table.extra[e].values[r]);
+    if (table.step[r] >= lo && table.step[r] <= hi) {
+      out.AppendRows(table, r, r + 1);
     }
   }
   return out;

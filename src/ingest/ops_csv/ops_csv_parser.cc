@@ -245,30 +245,7 @@ bool OpsCsvParser::RecordRunsPastWindow() const {
 }
 
 // Drops what a rolled-back record had already added to the columns.
-void OpsCsvParser::TruncateRows(size_t rows) {
-  const auto truncate = [rows](auto& column) {
-    if (column.size() > rows) column.resize(rows);
-  };
-  trace::OpsTable& t = table_;
-  truncate(t.rank);
-  truncate(t.dp);
-  truncate(t.pp);
-  truncate(t.step);
-  truncate(t.op_type);
-  truncate(t.seq_id);
-  truncate(t.chunk);
-  truncate(t.microbatch);
-  truncate(t.global_chunk);
-  truncate(t.start_ns);
-  truncate(t.dur_ns);
-  truncate(t.start_s32);
-  truncate(t.dur_s32);
-  truncate(t.start_rem_as);
-  truncate(t.tp);
-  truncate(t.cp);
-  truncate(t.tokens);
-  for (trace::ExtraColumn& extra : t.extra) truncate(extra.values);
-}
+void OpsCsvParser::TruncateRows(size_t rows) { table_.Truncate(rows); }
 
 std::string OpsCsvParser::LinePrefix(size_t line) const {
   return source_ + ": line " + std::to_string(line) + ": ";
@@ -631,51 +608,13 @@ void OpsCsvParser::CopyHeaderFrom(const OpsCsvParser& other) {
 
 // Empties the table, keeping each column's capacity.
 void OpsCsvParser::ClearRows() {
-  trace::OpsTable& t = table_;
-  for (auto* column : {&t.rank, &t.dp, &t.pp, &t.seq_id, &t.chunk,
-                       &t.microbatch, &t.global_chunk, &t.tp, &t.cp,
-                       &t.start_rem_as}) {
-    column->clear();
-  }
-  t.step.clear();
-  t.start_ns.clear();
-  t.dur_ns.clear();
-  t.tokens.clear();
-  t.op_type.clear();
-  t.start_s32.clear();
-  t.dur_s32.clear();
-  for (trace::ExtraColumn& extra : t.extra) extra.values.clear();
+  table_.ClearRows();
   rows_ = 0;
 }
 
 // Copies the rows of `other` (same columns) to the end of this table.
 void OpsCsvParser::AppendRows(OpsCsvParser* other) {
-  const auto append = [](auto& to, auto& from) {
-    to.insert(to.end(), std::make_move_iterator(from.begin()),
-              std::make_move_iterator(from.end()));
-  };
-  trace::OpsTable& t = table_;
-  trace::OpsTable& o = other->table_;
-  append(t.rank, o.rank);
-  append(t.dp, o.dp);
-  append(t.pp, o.pp);
-  append(t.step, o.step);
-  append(t.op_type, o.op_type);
-  append(t.seq_id, o.seq_id);
-  append(t.chunk, o.chunk);
-  append(t.microbatch, o.microbatch);
-  append(t.global_chunk, o.global_chunk);
-  append(t.start_ns, o.start_ns);
-  append(t.dur_ns, o.dur_ns);
-  append(t.start_s32, o.start_s32);
-  append(t.dur_s32, o.dur_s32);
-  append(t.start_rem_as, o.start_rem_as);
-  append(t.tp, o.tp);
-  append(t.cp, o.cp);
-  append(t.tokens, o.tokens);
-  for (size_t e = 0; e < t.extra.size(); ++e) {
-    append(t.extra[e].values, o.extra[e].values);
-  }
+  table_.AppendRows(other->table_, 0, other->table_.size());
   rows_ += other->rows_;
 }
 
