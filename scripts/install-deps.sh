@@ -8,7 +8,7 @@
 #   --build  what building `strag` needs (make build, make demo)
 #   --all    also what the tests, benchmarks and fuzzing need: GoogleTest,
 #            Google Benchmark, PyTorch, Chromium, clang, promtool, pybind11
-#            (make python), ccache (default)
+#            (make python), ccache, OpenMPI (strag-mpi) (default)
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -39,6 +39,8 @@ TEST_PACKAGES="
   python3-dev
   python3-numpy
   ccache
+  libopenmpi-dev
+  openmpi-bin
 "
 case "${1:---all}" in
   --build) PACKAGES="$BUILD_PACKAGES" ;;

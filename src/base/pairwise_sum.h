@@ -19,6 +19,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/byte_pack.h"
+#include "base/status.h"
+
 namespace strag {
 
 // Mirrors numpy's pairwise_sum (PW_BLOCKSIZE = 128, unroll 8).
@@ -59,6 +62,13 @@ class PairwiseSumAccumulator {
   double Sum() const;
   size_t size() const { return n_; }
 
+  // What has been added so far, to merge into another accumulator of the
+  // same n (the processes of one analysis, each adding its own indices):
+  // after b.Merge of a's export, b is as if a's indices had been added to
+  // it. Fails on bytes that are not such an export, or an index added twice.
+  void Export(BytePacker* out) const;
+  Status Merge(ByteUnpacker* in);
+
  private:
   void AddToLeaf(size_t leaf, size_t first, std::span<const double> values);
   double SumTree(size_t n, size_t* leaf) const;
@@ -66,8 +76,10 @@ class PairwiseSumAccumulator {
   size_t n_;
   std::vector<size_t> leaf_start_;  // leaf k = [start[k], start[k + 1])
   std::vector<double> leaf_sum_;
+  std::vector<uint8_t> leaf_full_;  // per leaf: its sum is in leaf_sum_
   struct Partial {
     std::vector<double> values;
+    std::vector<uint8_t> has;  // per value: added
     size_t filled = 0;
   };
   std::unordered_map<size_t, Partial> partial_;  // by leaf

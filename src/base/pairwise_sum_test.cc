@@ -57,5 +57,45 @@ TEST(PairwiseSumAccumulatorTest, OrderMattersForTheseValues) {
   EXPECT_NE(left_to_right, PairwiseSum(v.data(), v.size()));
 }
 
+// Processes each add their own ranges, then every export is merged into
+// one: the sum is the whole's; an index given twice is refused.
+TEST(PairwiseSumAccumulatorTest, MergedPartsGivePairwiseSum) {
+  for (size_t n : {1, 9, 129, 1000, 4099}) {
+    const std::vector<double> v = Values(n, n + 7);
+    for (size_t parts : {2, 3, 5}) {
+      std::vector<PairwiseSumAccumulator> acc(parts, PairwiseSumAccumulator(n));
+      // Cut at odd places (inside leaves), each part's range in two adds.
+      for (size_t p = 0; p < parts; ++p) {
+        const size_t lo = n * p / parts, hi = n * (p + 1) / parts;
+        const size_t mid = lo + (hi - lo) / 3;
+        acc[p].Add(mid, std::span(v).subspan(mid, hi - mid));
+        acc[p].Add(lo, std::span(v).subspan(lo, mid - lo));
+      }
+      for (size_t p = 1; p < parts; ++p) {
+        BytePacker out;
+        acc[p].Export(&out);
+        const std::string bytes = out.Take();
+        ByteUnpacker in(bytes);
+        ASSERT_TRUE(acc[0].Merge(&in).ok());
+      }
+      EXPECT_EQ(std::bit_cast<uint64_t>(acc[0].Sum()),
+                std::bit_cast<uint64_t>(PairwiseSum(v.data(), n)))
+          << n << " in " << parts;
+    }
+  }
+  PairwiseSumAccumulator a(300), b(300);
+  const std::vector<double> v = Values(300, 1);
+  a.Add(0, std::span(v).subspan(0, 200));
+  b.Add(150, std::span(v).subspan(150, 150));
+  BytePacker out;
+  b.Export(&out);
+  const std::string bytes = out.Take();
+  ByteUnpacker in(bytes);
+  EXPECT_FALSE(a.Merge(&in).ok());  // [150, 200) twice
+  ByteUnpacker damaged(std::string_view(bytes).substr(0, bytes.size() / 2));
+  PairwiseSumAccumulator c(300);
+  EXPECT_FALSE(c.Merge(&damaged).ok());
+}
+
 }  // namespace
 }  // namespace strag

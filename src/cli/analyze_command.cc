@@ -10,6 +10,7 @@
 #include "cli/kineto_input.h"
 #include "cli/limit_flags.h"
 #include "cli/output_file.h"
+#include "cli/process_group.h"
 #include "cli/report_flags.h"
 #include "ingest/kineto/kineto_file.h"
 #include "load/job_files.h"
@@ -79,6 +80,11 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
     return InvalidInput(
         "flag --window-ops: the plan needs the whole trace in memory");
   }
+  if (ProcessCollective() != nullptr) {
+    return InvalidInput(
+        "flag --window-ops: not under mpirun yet (each process would read "
+        "the whole file); run one process");
+  }
   const std::string text = flags.Get("window-ops").value_or("");
   const std::optional<uint64_t> window = ParseBytes(text);
   if (!window || *window == 0 || *window > (uint64_t{1} << 32)) {
@@ -132,8 +138,10 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
   }
   const std::string trace_path = inputs[0];
   ASSIGN_OR_RETURN(
-      const report::ReportOptions options,
+      report::ReportOptions options,
       ParseReportOptions(flags, kineto, view == ReportView::kPlan));
+  // Under mpirun, the processes share the replays (whatif/analysis.h).
+  options.whatif.collective = ProcessCollective();
   ASSIGN_OR_RETURN(const ingest::InputLimits limits, ParseLimitFlags(flags));
 
   const std::string meta_path =
@@ -168,13 +176,14 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
     return RunInWindows(flags, read, options, &out, view);
   }
   ASSIGN_OR_RETURN(report::ReportInput in, load::ReadJob(std::move(read)));
-  if (kineto) {
+  if (kineto && IsLeadProcess()) {
     for (const std::string& w : in.notes->warnings) {
       std::fprintf(stderr, "strag: warning: %s\n", Printable(w).c_str());
     }
   }
   ASSIGN_OR_RETURN(const report::Report report,
                    report::BuildReport(std::move(in), options));
+  if (!IsLeadProcess()) return Status::Ok();  // the lead one writes
   return WriteReport(flags, report, &out, view);
 }
 

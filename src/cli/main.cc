@@ -1,152 +1,51 @@
 // SPDX-License-Identifier: Apache-2.0
 // strag: find, explain and price stragglers in synchronous training.
+//
+// Started by mpirun with several processes (`mpirun -n K strag analyze
+// ...`), strag hands over to strag-mpi beside it (built where MPI is
+// found), whose processes share the analysis: the binary itself does not
+// link MPI.
+
+#include <unistd.h>
 
 #include <cstdio>
-#include <new>
-#include <optional>
-#include <stdexcept>
+#include <cstdlib>
 #include <string>
-#include <vector>
 
-#include "base/str_format.h"
-#include "cli/analyze_command.h"
-#include "cli/build_info.h"
-#include "cli/cost_command.h"
-#include "cli/serve_command.h"
-#include "cli/simulate_command.h"
-#include "cli/suggest.h"
-#include "cli/tail_command.h"
+#include "cli/command_main.h"
 
 namespace {
 
-constexpr char kUsage[] =
-    "usage: strag COMMAND [options]\n"
-    "commands:\n"
-    "  analyze TRACE   what-if analysis of a job's ops trace (strag analyze "
-    "--help)\n"
-    "  plan TRACE      every mitigation priced by replay and ranked "
-    "(strag plan --help)\n"
-    "  simulate SPEC   simulate a training job with injected stragglers "
-    "(strag simulate --help)\n"
-    "  tail N DIST     expected step time of N synchronous workers "
-    "(strag tail --help)\n"
-    "  cost            GPU-hours and dollars lost to a slowdown "
-    "(strag cost --help)\n"
-    "  serve           the live collector: agents, alerts, dashboard, "
-    "/metrics\n"
-    "                  (strag serve --help)\n"
-    "  history         jobs, alerts and exports of strag serve's database\n"
-    "                  (strag history --help)\n"
-    "  help [COMMAND]  this text, or a command's options (COMMAND --help)\n"
-    "  --version       version, commit, compiler and features\n";
-
-int ExitCode(const strag::Status& status) {
-  switch (status.code()) {
-    case strag::StatusCode::kOk:
-      return 0;
-    case strag::StatusCode::kInvalidInput:
-    case strag::StatusCode::kNotFound:
-      return 2;
-    case strag::StatusCode::kInternal:
-    case strag::StatusCode::kIoError:  // e.g. a full disk: not the input's fault
-      return 1;
+// The size of the MPI job that started this process (OpenMPI, MPICH or
+// Slurm's PMI), 0 when not started by a launcher.
+long LauncherSize() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
+    if (const char* v = std::getenv(name)) return std::strtol(v, nullptr, 10);
   }
-  return 1;
-}
-
-bool WantsHelp(const std::vector<std::string>& args) {
-  return !args.empty() && (args[0] == "--help" || args[0] == "-h");
-}
-
-int PrintHelp(const char* usage) {
-  std::fputs(usage, stdout);
   return 0;
 }
 
-// Runs a command: an allocation failure that escapes it (the readers say
-// their own, with the file and the byte) is one line and exit 1, never
-// std::terminate's SIGABRT.
-template <typename Fn>
-strag::Status Guarded(const std::string& name, const Fn& command) {
-  try {
-    return command();
-  } catch (const std::bad_alloc&) {
-    return strag::Internal("out of memory while running '" + name + "'");
-  } catch (const std::length_error& e) {
-    return strag::Internal("out of memory while running '" + name + "' (" +
-                           e.what() + ")");
-  }
-}
-
-struct Command {
-  const char* name;
-  std::string (*usage)();
-  strag::Status (*run)(const std::vector<std::string>&);
-};
-
-std::string AnalyzeHelp() { return strag::cli::AnalyzeUsage(); }
-std::string PlanHelp() { return strag::cli::PlanUsage(); }
-std::string SimulateHelp() { return strag::cli::SimulateUsage(); }
-std::string TailHelp() { return strag::cli::kTailUsage; }
-std::string CostHelp() { return strag::cli::kCostUsage; }
-std::string ServeHelp() { return strag::cli::kServeUsage; }
-std::string HistoryHelp() { return strag::cli::kHistoryUsage; }
-
-constexpr Command kCommands[] = {
-    {"analyze", AnalyzeHelp, strag::cli::RunAnalyze},
-    {"plan", PlanHelp, strag::cli::RunPlan},
-    {"simulate", SimulateHelp, strag::cli::RunSimulate},
-    {"tail", TailHelp, strag::cli::RunTail},
-    {"cost", CostHelp, strag::cli::RunCost},
-    {"serve", ServeHelp, strag::cli::RunServe},
-    {"history", HistoryHelp, strag::cli::RunHistory},
-};
-
-const Command* FindCommand(const std::string& name) {
-  for (const Command& c : kCommands) {
-    if (name == c.name) return &c;
-  }
-  return nullptr;
-}
-
-int UnknownCommand(const std::string& name) {
-  std::vector<std::string> names;
-  for (const Command& c : kCommands) names.emplace_back(c.name);
-  const std::optional<std::string> near = strag::cli::Closest(name, names);
-  std::fprintf(stderr, "strag: unknown command \"%s\"%s\n%s",
-               strag::Printable(name).c_str(),
-               near ? (" (did you mean " + *near + "?)").c_str() : "", kUsage);
-  return 2;
+std::string Beside(const std::string& name) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return name;
+  std::string path(self, static_cast<size_t>(n));
+  const size_t slash = path.rfind('/');
+  return path.substr(0, slash + 1) + name;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
+  if (LauncherSize() > 1) {
+    const std::string mpi = Beside("strag-mpi");
+    execv(mpi.c_str(), argv);
+    std::fprintf(stderr,
+                 "strag: error: started by an MPI launcher with %ld processes, "
+                 "but %s is missing (this build found no MPI: install "
+                 "libopenmpi-dev and rebuild, or run one process)\n",
+                 LauncherSize(), mpi.c_str());
+    return 2;
   }
-  if (args[0] == "--version" || args[0] == "version") {
-    std::fputs(strag::cli::VersionText().c_str(), stdout);
-    return 0;
-  }
-  // `strag help COMMAND` is `strag COMMAND --help`.
-  if (args[0] == "help") {
-    if (args.size() == 1) return PrintHelp(kUsage);
-    const Command* c = FindCommand(args[1]);
-    return c == nullptr ? UnknownCommand(args[1]) : PrintHelp(c->usage().c_str());
-  }
-  const std::string command = args[0];
-  args.erase(args.begin());
-  const Command* c = FindCommand(command);
-  if (c == nullptr) return UnknownCommand(command);
-  if (WantsHelp(args)) return PrintHelp(c->usage().c_str());
-  const strag::Status status = Guarded(command, [&] { return c->run(args); });
-  if (!status.ok()) {
-    // Echoed input is escaped: no control byte reaches the terminal.
-    std::fprintf(stderr, "strag: error: %s\n",
-                 strag::Printable(status.message()).c_str());
-  }
-  return ExitCode(status);
+  return strag::cli::Main(argc, argv);
 }

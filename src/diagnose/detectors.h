@@ -20,8 +20,8 @@ double WorstWorkerShare(const whatif::WhatIfResult& r,
 // its un-fix-only slowdown minus the median of the other workers'; the mean
 // of that margin over its standard deviation (floored at kNoiseFloor).
 // Several for a worker slow in every step, under 1 for a worker that is
-// ahead in some steps and behind in others. +inf with fewer than 3 steps
-// (nothing to judge the noise by).
+// ahead in some steps and behind in others. +inf with fewer than 5 steps
+// (too few to judge the noise by).
 double MarginOverNoise(const whatif::WhatIfResult& r,
                        const whatif::WorkerScore& w);
 

@@ -88,6 +88,13 @@ TEST(DetectorsTest, ALeadWithinTheJobsNoiseIsNotAFaultyWorker) {
   // One step: nothing to judge the noise by.
   EXPECT_TRUE(std::isinf(MarginOverNoise(Result({1.3, 1.0}, 0.9, {}, 1),
                                          whatif::WorkerScore{0, 0, 0, 1.3})));
+  // A capture of 3 steps whose straggler is the slowest in each, one step
+  // noisier than the others (a live-run capture): too few steps to judge
+  // the noise by, so the share and the ratio decide.
+  whatif::WhatIfResult capture = Result({1.08, 1.0}, 0.8, {}, 3);
+  capture.by_stage.per_step = {{1.02, 1.11, 1.10}, {1.0, 1.0, 1.0}};
+  EXPECT_TRUE(std::isinf(MarginOverNoise(capture, capture.workers.front())));
+  EXPECT_GT(DetectFaultyWorker(capture).confidence, 0.5);
 }
 
 TEST(DetectorsTest, CommunicationSpikesInAFewStepsAreNoise) {

@@ -174,7 +174,12 @@ double MarginOverNoise(const whatif::WhatIfResult& r,
   const auto& per_step = ranks ? r.by_stage.per_step : r.by_dp_rank.per_step;
   const auto mine = static_cast<size_t>(ranks ? w.pp : w.dp);
   const size_t steps = r.steps.size();
-  if (steps < 3 || per_step.size() < 2 || mine >= per_step.size()) {
+  // The spread of fewer steps says too little: from 3 values its standard
+  // deviation is off by half (relative standard error 1/sqrt(2(n - 1))),
+  // and a targeted capture of 3 steps with one step's noise in the margin
+  // would hide the straggler it was ordered for. Share and ratio judge those.
+  constexpr size_t kMinSteps = 5;
+  if (steps < kMinSteps || per_step.size() < 2 || mine >= per_step.size()) {
     return std::numeric_limits<double>::infinity();
   }
   std::vector<double> margin;

@@ -8,11 +8,14 @@
 #include <optional>
 #include <utility>
 
+#include "base/collective_ops.h"
 #include "base/f32.h"
 #include "base/parallel_for.h"
+#include "base/str_format.h"
 #include "whatif/robust_ideal.h"
 #include "whatif/scenario_runner.h"
 #include "whatif/selection.h"
+#include "whatif/step_slice.h"
 #include "whatif/worker_attribution.h"
 
 // The analysis runs in three passes over the job's steps, a window of
@@ -23,7 +26,9 @@
 // against them: pass 1 (the traced replay, its self-test, the pools), the
 // ideal replay, pass 2 (the decompositions and every worker's un-fix), the
 // worker scores, pass 3 (the counterfactuals, which need the worst
-// workers).
+// workers). With a collective, each process replays its share of the
+// steps and the per-step series and pools are gathered after each pass, so
+// every process holds the whole job's before the next one.
 
 namespace strag::whatif {
 namespace {
@@ -310,7 +315,14 @@ class WindowedAnalysis {
  public:
   WindowedAnalysis(const PreparedTrace& shape, WindowSource* windows,
                    const WhatIfOptions& options)
-      : shape_(shape), windows_(windows), options_(options) {}
+      : shape_(shape),
+        windows_(windows),
+        options_(options),
+        c_(options.collective && options.collective->size() > 1
+               ? options.collective
+               : nullptr),
+        share_(c_ ? ShareOf(shape.steps.size(), c_->rank(), c_->size())
+                  : Share{0, shape.steps.size()}) {}
 
   Result<WhatIfResult> Run();
 
@@ -322,15 +334,22 @@ class WindowedAnalysis {
   Status TracedPass();
   Status DecompositionPass();
   Status CounterfactualPass(const std::vector<Worker>& worst);
+  // The whole job's series from every process's share (no-ops alone).
+  Status GatherSeries(std::vector<StepSeries>* series);
+  Status GatherPools(IdealPools* pools);
+  Status GatherRoleCosts(const BigVector<double>& cost_nd);
 
   const PreparedTrace& shape_;
   WindowSource* windows_;
   const WhatIfOptions& options_;
+  Collective* const c_;  // null: this process alone
+  Share share_;          // this process's steps
   std::vector<ScenarioRunner> runners_;
   WhatIfResult r_;
   std::vector<Selection> selected_;  // --fix and --unfix, over the job
   StepSeries traced_;                // T (no launch delays) per step
-  BigVector<double> whole_cost_nd_;  // D_nd, kept when one window is all
+  BigVector<double> only_cost_nd_;  // D_nd, kept while one window is all
+  size_t windows_seen_ = 0;
   std::vector<float> step_t_base_;   // observed step times
   std::vector<double> node_cost_;    // pooled ideal values
   IdealReplay ideal_;
@@ -343,11 +362,11 @@ class WindowedAnalysis {
 
 Status WindowedAnalysis::EachWindow(
     const std::function<Status(const PreparedTrace&, size_t)>& fn) {
-  size_t next_step = 0;
+  size_t next_step = share_.first;
   RETURN_IF_ERROR(windows_->ForEachWindow([&](const PreparedTrace& w) {
     const bool fits =
         w.dp == shape_.dp && w.num_nodes() == shape_.num_nodes() &&
-        next_step + w.steps.size() <= shape_.steps.size() &&
+        next_step + w.steps.size() <= share_.end &&
         std::equal(w.steps.begin(), w.steps.end(),
                    shape_.steps.begin() + static_cast<ptrdiff_t>(next_step));
     if (!fits) {
@@ -357,7 +376,7 @@ Status WindowedAnalysis::EachWindow(
     next_step += w.steps.size();
     return fn(w, first);
   }));
-  if (next_step != shape_.steps.size()) {
+  if (next_step != share_.end) {
     return Internal("analysis windows do not cover the job's steps");
   }
   return Status::Ok();
@@ -383,16 +402,85 @@ Status WindowedAnalysis::TracedPass() {
       pools->Add(w, first, cost_nd);
     } else if (whole) {
       node_cost_ = RoleIdealCosts(w, cost_nd);
+    } else if (c_ && w.steps.size() == share_.end - share_.first &&
+               !shape_.cost.empty()) {
+      const Status gathered = GatherRoleCosts(cost_nd);
+      if (!gathered.ok()) return gathered;
     } else {
       return InvalidInput(
           "the role pool needs the whole trace at once; analyse it in one "
           "window or choose another --pool");
     }
     // One window: pass 3 takes these costs instead of replaying again.
-    if (whole) whole_cost_nd_ = std::move(cost_nd);
+    if (++windows_seen_ == 1) {
+      only_cost_nd_ = std::move(cost_nd);
+    } else {
+      only_cost_nd_ = {};
+    }
     return Status::Ok();
   }));
-  if (!role) node_cost_ = pools->NodeCosts();
+  std::vector<StepSeries> traced = {std::move(traced_)};
+  RETURN_IF_ERROR(GatherSeries(&traced));
+  traced_ = std::move(traced.front());
+  if (c_) {
+    RETURN_IF_ERROR(AllGatherConcat<float>(c_, {&step_t_base_}));
+    ASSIGN_OR_RETURN(const std::vector<double> errors,
+                     AllGatherValue(c_, r_.self_test_max_error_s));
+    r_.self_test_max_error_s = *std::max_element(errors.begin(), errors.end());
+  }
+  if (!role) {
+    RETURN_IF_ERROR(GatherPools(&*pools));
+    node_cost_ = pools->NodeCosts();
+  }
+  return Status::Ok();
+}
+
+Status WindowedAnalysis::GatherSeries(std::vector<StepSeries>* series) {
+  if (!c_) return Status::Ok();
+  std::vector<std::vector<double>*> all;
+  for (StepSeries& s : *series) {
+    all.push_back(&s.span);
+    all.push_back(&s.opt);
+  }
+  return AllGatherConcat<double>(c_, all);
+}
+
+// Every process's pools merged into each one's (the merge of a sum's parts
+// is exact in any order, a median's values are a multiset).
+Status WindowedAnalysis::GatherPools(IdealPools* pools) {
+  if (!c_) return Status::Ok();
+  ASSIGN_OR_RETURN(const std::vector<std::string> all,
+                   c_->AllGather(pools->Export()));
+  for (size_t p = 0; p < all.size(); ++p) {
+    if (p != c_->rank()) RETURN_IF_ERROR(pools->Merge(all[p]));
+  }
+  return Status::Ok();
+}
+
+// The role pool screens every step of a stage at once: the processes' D_nd
+// (each [node * its instances + instance]) laid out as the whole job's.
+Status WindowedAnalysis::GatherRoleCosts(const BigVector<double>& cost_nd) {
+  BytePacker mine;
+  mine.PutArray<double>(cost_nd);
+  ASSIGN_OR_RETURN(const std::vector<std::string> all,
+                   c_->AllGather(mine.Take()));
+  const size_t nodes = shape_.num_nodes(), total = shape_.num_instances();
+  const auto dp = static_cast<size_t>(shape_.dp);
+  BigVector<double> whole(nodes * total);
+  for (size_t p = 0; p < all.size(); ++p) {
+    const Share s = ShareOf(shape_.steps.size(), p, all.size());
+    const size_t first = s.first * dp, n = (s.end - s.first) * dp;
+    ByteUnpacker in(all[p]);
+    const std::vector<double> part = in.GetArray<double>();
+    if (!in.done() || part.size() != nodes * n) {
+      return Internal("the role pool's gathered costs do not fit the job");
+    }
+    for (size_t v = 0; v < nodes; ++v) {
+      std::copy_n(part.begin() + static_cast<ptrdiff_t>(v * n), n,
+                  whole.begin() + static_cast<ptrdiff_t>(v * total + first));
+    }
+  }
+  node_cost_ = RoleIdealCosts(shape_, whole);
   return Status::Ok();
 }
 
@@ -401,7 +489,7 @@ Status WindowedAnalysis::TracedPass() {
 Status WindowedAnalysis::DecompositionPass() {
   const bool megatron = shape_.layout == Layout::kMegatron;
   if (megatron) unfix_opt_.assign(shape_.workers.size(), {});
-  return EachWindow([&](const PreparedTrace& w, size_t /*first*/) {
+  RETURN_IF_ERROR(EachWindow([&](const PreparedTrace& w, size_t /*first*/) {
     for (ScenarioRunner& runner : runners_) runner.Retarget(w);
     std::vector<Task> tasks;
     std::vector<std::pair<Decomposition*, std::string>> keys;
@@ -420,7 +508,12 @@ Status WindowedAnalysis::DecompositionPass() {
                            from + static_cast<ptrdiff_t>(steps));
     }
     return Status::Ok();
-  });
+  }));
+  RETURN_IF_ERROR(GatherSeries(&decomposition_));
+  if (!c_ || !megatron) return Status::Ok();
+  std::vector<std::vector<double>*> unfix;
+  for (std::vector<double>& u : unfix_opt_) unfix.push_back(&u);
+  return AllGatherConcat<double>(c_, unfix);
 }
 
 // Pass 3 (§7.7): fix only / un-fix only each scenario (the worst workers,
@@ -443,7 +536,7 @@ Status WindowedAnalysis::CounterfactualPass(const std::vector<Worker>& worst) {
     scenarios_.emplace_back(k < options_.fix.size() ? Role::kFix : Role::kUnfix,
                             selected_[k].label);
   }
-  return EachWindow([&](const PreparedTrace& w, size_t first) {
+  RETURN_IF_ERROR(EachWindow([&](const PreparedTrace& w, size_t first) {
     std::vector<Selection> xs;
     xs.push_back(SelectWorkers(w, worst));
     if (last_stage) {
@@ -454,12 +547,12 @@ Status WindowedAnalysis::CounterfactualPass(const std::vector<Worker>& worst) {
       xs.push_back(SliceInstances(x, first, w.num_instances()));
     }
     BigVector<double> replayed;
-    if (whole_cost_nd_.empty()) {
+    const bool kept = windows_seen_ == 1;
+    if (!kept) {
       replay::StepTimes unused;
       replayed = TracedNoDelay(w, &runners_.front(), &unused);
     }
-    const BigVector<double>& cost_nd =
-        whole_cost_nd_.empty() ? replayed : whole_cost_nd_;
+    const BigVector<double>& cost_nd = kept ? only_cost_nd_ : replayed;
     for (ScenarioRunner& runner : runners_) runner.Retarget(w);
     std::vector<Task> tasks;
     for (Selection& x : xs) {
@@ -468,7 +561,8 @@ Status WindowedAnalysis::CounterfactualPass(const std::vector<Worker>& worst) {
     }
     RunTasks(&tasks, &runners_, cost_nd, ideal_.cost, &counterfactual_);
     return Status::Ok();
-  });
+  }));
+  return GatherSeries(&counterfactual_);
 }
 
 Result<WhatIfResult> WindowedAnalysis::Run() {
@@ -479,6 +573,11 @@ Result<WhatIfResult> WindowedAnalysis::Run() {
   r_.num_ops = t.num_nodes() * t.num_instances();
   r_.steps = t.steps;
   ASSIGN_OR_RETURN(selected_, ParseSelections(t, options_));
+  if (c_ && c_->size() > t.steps.size()) {
+    return InvalidInput(StrFormat(
+        "%zu processes for a job of %zu steps: run at most one per step",
+        c_->size(), t.steps.size()));
+  }
   // One runner (replay workspace) per thread, reused by every scenario.
   const size_t threads =
       options_.threads ? options_.threads : HardwareThreads();
@@ -487,8 +586,10 @@ Result<WhatIfResult> WindowedAnalysis::Run() {
 
   RETURN_IF_ERROR(TracedPass());
   r_.step_t_observed.assign(step_t_base_.begin(), step_t_base_.end());
+  const uint64_t before_ideal = runners_.front().replayed_ops();
   ASSIGN_OR_RETURN(ideal_,
                    ReplayIdeal(t, std::move(node_cost_), &runners_.front()));
+  const uint64_t ideal_ops = runners_.front().replayed_ops() - before_ideal;
   r_.ideal_node_cost = ideal_.node_cost;
   Slowdowns(t, traced_, step_t_base_, ideal_, options_.pool, &r_);
   mean_ideal_opt_ = Mean(std::vector<double>(t.steps.size(), ideal_.opt));
@@ -533,6 +634,15 @@ Result<WhatIfResult> WindowedAnalysis::Run() {
   for (const ScenarioRunner& runner : runners_) {
     r_.replayed_ops += runner.replayed_ops();
   }
+  if (c_) {
+    // Every process replays the same ideal step: it counts once.
+    const uint64_t mine =
+        r_.replayed_ops - (c_->rank() == 0 ? 0 : ideal_ops);
+    ASSIGN_OR_RETURN(const std::vector<uint64_t> ops,
+                     AllGatherValue<uint64_t>(c_, mine));
+    r_.replayed_ops = 0;
+    for (uint64_t n : ops) r_.replayed_ops += n;
+  }
   return std::move(r_);
 }
 
@@ -573,8 +683,19 @@ Result<WhatIfResult> AnalyzeWindows(const PreparedTrace& shape,
 
 Result<WhatIfResult> Analyze(const PreparedTrace& t,
                              const WhatIfOptions& options) {
-  WholeJob whole(t);
-  return AnalyzeWindows(t, &whole, options);
+  Collective* c = options.collective;
+  if (c == nullptr || c->size() <= 1 || c->size() > t.steps.size()) {
+    // More processes than steps (a capture of one step): each process
+    // analyses the whole job alone, the same result with no exchange.
+    WhatIfOptions alone = options;
+    alone.collective = nullptr;
+    WholeJob whole(t);
+    return AnalyzeWindows(t, &whole, alone);
+  }
+  const Share share = ShareOf(t.steps.size(), c->rank(), c->size());
+  const PreparedTrace mine = SliceSteps(t, share.first, share.end - share.first);
+  WholeJob window(mine);
+  return AnalyzeWindows(t, &window, options);
 }
 
 }  // namespace strag::whatif

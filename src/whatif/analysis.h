@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/collective.h"
 #include "base/status.h"
 #include "trace/job_meta.h"
 #include "whatif/ideal_pools.h"
@@ -32,6 +33,10 @@ struct WhatIfOptions {
   size_t threads = 0;
   std::vector<std::string> fix;    // selectors, reported as counterfactuals
   std::vector<std::string> unfix;  // same sets, "un-fix only X" emphasised
+  // The processes analysing this job together (MPI: src/dist/), each
+  // replaying its share of the steps (base/collective.h's ShareOf); null:
+  // this process alone. Results do not depend on it, bit for bit.
+  Collective* collective = nullptr;
 };
 
 // "Un-fix only this group" slowdowns: S_g = mean(T_g) / mean(T_ideal).
@@ -120,7 +125,10 @@ class WindowSource {
 // Analyze on the whole job (steps never interact in a replay, and every
 // pooled value is summed in the whole job's order). `shape` holds the job's
 // layout, model, dp, pp, vpp, every step, workers and topology (its
-// per-slot arrays are not read). The role pool needs one window.
+// per-slot arrays are not read). The role pool needs one window. With
+// options.collective, `windows` are this process's share of the steps
+// (ShareOf(steps, rank, size)), and the role pool needs `shape`'s per-slot
+// arrays.
 Result<WhatIfResult> AnalyzeWindows(const PreparedTrace& shape,
                                     WindowSource* windows,
                                     const WhatIfOptions& options);

@@ -72,6 +72,26 @@ double MedianValues::Take() {
   return (lo + hi) / 2.0;
 }
 
+void MedianValues::Export(BytePacker* out) const {
+  out->Put<uint8_t>(wide_ ? 1 : 0);
+  if (wide_) {
+    out->PutArray<double>(f64_);
+  } else {
+    out->PutArray<float>(f32_);
+  }
+}
+
+Status MedianValues::Merge(ByteUnpacker* in) {
+  const bool wide = in->Get<uint8_t>() != 0;
+  if (wide) {
+    for (double x : in->GetArray<double>()) Add(x);
+  } else {
+    for (float x : in->GetArray<float>()) Add(x);
+  }
+  return in->ok() ? Status::Ok()
+                  : Internal("MedianValues::Merge: damaged bytes");
+}
+
 IdealPools::IdealPools(const PreparedTrace& shape, IdealPool pool)
     : shape_(shape) {
   STRAG_CHECK(pool != IdealPool::kRole, "IdealPools: kRole is not pooled");
@@ -135,6 +155,35 @@ std::vector<double> IdealPools::NodeCosts() {
     ideal[v] = pooled[pool_of_[v]];
   }
   return ideal;
+}
+
+std::string IdealPools::Export() const {
+  BytePacker out;
+  out.Put<uint64_t>(pools_.size());
+  for (const Pool& pool : pools_) {
+    if (pool.median) {
+      pool.values.Export(&out);
+    } else if (!pool.mean.empty()) {
+      pool.mean.front().Export(&out);
+    }
+  }
+  return out.Take();
+}
+
+Status IdealPools::Merge(std::string_view bytes) {
+  ByteUnpacker in(bytes);
+  if (in.Get<uint64_t>() != pools_.size()) {
+    return Internal("IdealPools::Merge: another job's pools");
+  }
+  for (Pool& pool : pools_) {
+    if (pool.median) {
+      RETURN_IF_ERROR(pool.values.Merge(&in));
+    } else if (!pool.mean.empty()) {
+      RETURN_IF_ERROR(pool.mean.front().Merge(&in));
+    }
+  }
+  return in.done() ? Status::Ok()
+                   : Internal("IdealPools::Merge: damaged bytes");
 }
 
 }  // namespace strag::whatif

@@ -18,7 +18,9 @@
 #include <span>
 #include <vector>
 
+#include "base/byte_pack.h"
 #include "base/pairwise_sum.h"
+#include "base/status.h"
 #include "whatif/prepared_trace.h"
 
 namespace strag::whatif {
@@ -43,6 +45,10 @@ class MedianValues {
   // Median (base/median.h's: the mean of the two middle values for an even
   // count, 0 when empty). Reorders the values.
   double Take();
+  // The values so far, to merge into another pool (the median of the
+  // union is the median of every value, in whatever order they came).
+  void Export(BytePacker* out) const;
+  Status Merge(ByteUnpacker* in);
 
  private:
   std::vector<float> f32_;
@@ -63,6 +69,12 @@ class IdealPools {
 
   // The ideal value of every node (call once, after every instance).
   std::vector<double> NodeCosts();
+
+  // Every pool's state so far, to merge into the pools of the same shape
+  // on another process (each adding its own instances): after b.Merge of
+  // a's export, NodeCosts() is as if a's windows had been added to b.
+  std::string Export() const;
+  Status Merge(std::string_view bytes);
 
  private:
   struct Pool {

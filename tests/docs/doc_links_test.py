@@ -198,9 +198,9 @@ def accepted_flags(cli_dir):
     for text in sources.values():
         for name, body in ADD_FN.findall(text):
             adders[name] = set(STRING.findall(body))
-    commands = COMMAND.findall(sources.get("main.cc", ""))
+    commands = [c for text in sources.values() for c in COMMAND.findall(text)]
     if not commands:
-        raise SystemExit("no command table in %s/main.cc" % cli_dir)
+        raise SystemExit("no command table in %s" % cli_dir)
     out = {}
     for command, run in commands:
         files = [f for f, t in sources.items()

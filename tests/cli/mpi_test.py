@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`mpirun -n K strag analyze ...` (issue 15): the processes share the
+replays (each its share of the steps, pools and per-step series gathered),
+and the lead one writes outputs byte-identical to one process's: the demo,
+a simulated job, the published traces, the plan, and PyTorch profiler
+(Kineto) sets, for K = 2, 3, 4 on one machine (--oversubscribe). Bad input
+is one error line and exit 2. Skips (77) where strag was built without MPI
+or mpirun is missing.
+
+usage: mpi_test.py BUILD_DIR SOURCE_DIR [SHARED_DATA_DIR]
+"""
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
+DATA = sys.argv[3] if len(sys.argv) > 3 else os.path.join(SOURCE, "..",
+                                                         "shared", "data")
+STRAG = os.path.join(BUILD, "strag")
+DEMO = os.path.join(SOURCE, "examples", "demo", "trace-demo.csv.gz")
+PUBLISHED = os.path.join(DATA, "osdi25-whatif")
+KINETO = os.path.join(DATA, "hta-kineto")
+
+ENV = dict(os.environ,
+           # CI runs as root; the tests are one machine's processes.
+           OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1",
+           # Containers often forbid the cross-memory attach of shared memory.
+           OMPI_MCA_btl_vader_single_copy_mechanism="none",
+           # OpenMPI keeps allocations to the end: not strag's leaks.
+           ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") +
+           ":detect_leaks=0")
+
+
+def run(*args, processes=1):
+    cmd = [STRAG, *args]
+    if processes > 1:
+        cmd = ["mpirun", "--oversubscribe", "-n", str(processes), *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=900,
+                          env=ENV)
+
+
+class MpiTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def expect_identical(self, args, counts=(2, 3, 4), flag="--json"):
+        one = os.path.join(self.dir, "one.out")
+        r = run(*args, flag, one, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for k in counts:
+            many = os.path.join(self.dir, f"many-{k}.out")
+            r = run(*args, flag, many, "--quiet", processes=k)
+            self.assertEqual(r.returncode, 0, (k, r.stderr[-3000:]))
+            self.assertTrue(filecmp.cmp(one, many, shallow=False),
+                            f"{args} {flag}: {k} processes differ from one")
+
+    def test_demo_json_and_html(self):
+        self.expect_identical(["analyze", DEMO])
+        self.expect_identical(["analyze", DEMO], counts=(3,), flag="--html")
+
+    def test_plan(self):
+        self.expect_identical(["plan", DEMO], counts=(2,))
+
+    def test_simulated_job_and_selections(self):
+        out = os.path.join(self.dir, "sim")
+        r = run("simulate", "--preset", "article-hybrid-4096", "--out", out,
+                "--no-truth")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.expect_identical(
+            ["analyze", os.path.join(out, "ops.csv.gz"), "--fix", "rank=0",
+             "--unfix", "stage=1,step=2", "--pool", "op"], counts=(4,))
+
+    def test_published_traces(self):
+        if not os.path.exists(os.path.join(PUBLISHED, "trace-AR.csv.gz")):
+            self.skipTest(f"published traces not found at {PUBLISHED}")
+        for name in ("AR", "ST", "SE"):
+            self.expect_identical(
+                ["analyze", os.path.join(PUBLISHED, f"trace-{name}.csv.gz")],
+                counts=(4,))
+
+    def test_kineto_sets(self):
+        sets = ["ns_resolution_trace", "df_index_resolver", "sampled-2of128"]
+        if not os.path.isdir(os.path.join(KINETO, sets[0])):
+            self.skipTest(f"Kineto traces not found at {KINETO}")
+        for name in sets:  # the last one has a single step: no share
+            self.expect_identical(["analyze", os.path.join(KINETO, name)],
+                                  counts=(3,))
+
+    def test_bad_input_is_one_error(self):
+        r = run("analyze", os.path.join(self.dir, "missing.csv"), processes=3)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.count("strag: error:"), 1, r.stderr)
+        r = run("analyze", DEMO, "--window-ops", "1000", processes=2)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("mpirun", r.stderr)
+
+
+def main():
+    if not os.path.exists(os.path.join(BUILD, "strag-mpi")):
+        print("SKIP: strag-mpi not built (no MPI found: libopenmpi-dev)")
+        return 77
+    if shutil.which("mpirun") is None:
+        print("SKIP: no mpirun (openmpi-bin)")
+        return 77
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(MpiTest)
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
