@@ -28,6 +28,7 @@ class BytePacker {
   void PutArray(std::span<const T> xs) {
     static_assert(std::is_trivially_copyable_v<T>);
     Put<uint64_t>(xs.size());
+    if (xs.empty()) return;
     bytes_.append(reinterpret_cast<const char*>(xs.data()), xs.size_bytes());
   }
   std::string Take() { return std::move(bytes_); }
@@ -64,6 +65,7 @@ class ByteUnpacker {
       ok_ = false;
       return xs;
     }
+    if (n == 0) return xs;  // (memcpy wants a non-null pointer even for 0)
     xs.resize(n);
     std::memcpy(xs.data(), rest_.data(), n * sizeof(T));
     rest_.remove_prefix(n * sizeof(T));
