@@ -25,7 +25,7 @@ stragglers:
   - {kind: slow_link, node: 300, factor: 2.0}
 SPEC
 [ -f "$DIR/out/ops.csv.gz" ] || "$BUILD/strag" simulate "$DIR/spec.yaml" \
-  --out "$DIR/out" --no-truth --quiet
+  --out "$DIR/out" --no-truth > /dev/null
 for K in 1 2 4; do
   if [ "$K" = 1 ]; then RUN=""; else RUN="mpirun --oversubscribe -n $K"; fi
   $RUN /usr/bin/time -v "$BUILD/strag" analyze "$DIR/out/ops.csv.gz" \

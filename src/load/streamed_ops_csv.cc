@@ -204,9 +204,9 @@ Status ReadRows(const std::string& path, const StreamOptions& options,
       options.threads == 0 ? HardwareThreads() : options.threads;
   // Blocks of 4 parts per thread: thread starts are few.
   const size_t block_bytes = 8 * threads * ingest::OpsCsvParser::kMinPartBytes;
-  ASSIGN_OR_RETURN(std::unique_ptr<ingest::TextReader> reader,
-                   ingest::TextReader::Open(path, block_bytes,
-                                            ingest::GzipEngine::kIsal));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<ingest::TextReader> reader,
+      ingest::TextReader::Open(path, block_bytes, options.gzip_engine));
   // No size hint: the columns hold one batch at a time, not the file.
   ingest::OpsCsvParser parser(path, 0, options.limits.max_line_bytes,
                               threads);

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "ingest/common/gunzip_stream.h"
 #include "ingest/common/input_limits.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
@@ -37,6 +38,9 @@ struct StreamOptions {
   std::string spill_dir = "/tmp";  // where the temporary file goes
   size_t threads = 0;              // parsing threads (0: one per core)
   ingest::InputLimits limits = {};
+  // Inflater of a gzip file: ISA-L where the build has it, else zlib (see
+  // ingest::ReadOpsCsvOptions::gzip_engine).
+  ingest::GzipEngine gzip_engine = ingest::GzipEngine::kIsal;
 };
 
 // The windows of a streamed job, read back from their spill file on every

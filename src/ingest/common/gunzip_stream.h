@@ -19,11 +19,15 @@
 namespace strag::ingest {
 
 // Which inflater a GunzipStream uses. kIsal is ISA-L's igzip where the build
-// found it (IsalAvailable()), else zlib. Both give the same text and the
-// same messages for truncated streams, bad headers and junk after a member;
-// for damaged deflate data or checksums both say "gzip stream is corrupt at
-// byte N: <reason>", but the byte and reason are where and how each engine
-// noticed (ISA-L's byte may also depend on the size of the pieces).
+// found it (IsalAvailable()), else zlib. Both give the same text, and the
+// same messages at the same bytes for truncated streams, damaged headers
+// (read by GunzipStream itself for ISA-L), wrong CRC-32 or ISIZE and junk
+// after a member. For damaged deflate data both say "gzip stream is corrupt
+// at byte N: <reason>", N and the reason being where and how each engine
+// noticed: ISA-L's reasons are coarser ("invalid block", "invalid code",
+// "invalid distance too far back"), its N mostly zlib's, never past the
+// input it was given, but a few bytes off for some damage (and, for a
+// damaged block header cut between two calls, dependent on the cut).
 enum class GzipEngine : uint8_t { kZlib, kIsal };
 
 // True when the build links ISA-L (GzipEngine::kIsal is not zlib).
@@ -71,8 +75,8 @@ class GunzipStream {
                                size_t out_capacity);
   Status StartNextMember(std::string_view rest, bool in_is_last,
                          size_t in_offset, bool* wait);
-  Status StartIsalMember(std::string_view rest, bool in_is_last,
-                         size_t in_offset, bool* wait);
+  Status ReadIsalHeader(std::string_view rest, size_t* used);
+  Status IsalFailure(int rc, size_t at, std::string_view given);
   Status Truncated(size_t at) const;
   Status Corrupt(size_t at, const char* what) const;
 

@@ -25,7 +25,7 @@ Result<trace::OpsTable> ReadOpsCsvFile(const std::string& path,
       : threads > 1            ? 2 * threads * OpsCsvParser::kMinPartBytes
                                : size_t{256} << 10;
   ASSIGN_OR_RETURN(std::unique_ptr<TextReader> reader,
-                   TextReader::Open(path, block_bytes));
+                   TextReader::Open(path, block_bytes, options.gzip_engine));
   OpsCsvParser parser(path, reader->text_bytes_hint(),
                       options.limits.max_line_bytes, threads);
   const TextBlockOptions block_options{

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "ingest/common/file.h"
+#include "ingest/common/gunzip_stream.h"
 #include "ingest/common/gzip.h"
+#include "ingest/common/parallel_gzip_writer.h"
 #include "ingest/ops_csv/ops_csv_reader.h"
 #include "ingest/ops_csv/ops_csv_test_util.h"
 
@@ -36,20 +38,74 @@ Result<trace::OpsTable> ReadWhole(const std::string& path) {
   return ParseOpsCsv(text, path);
 }
 
-// ReadOpsCsvFile(path) matches ReadWhole(path) for every block size in
-// `block_sizes`, threaded and not.
+constexpr GzipEngine kEngines[] = {GzipEngine::kZlib, GzipEngine::kIsal};
+
+const char* EngineName(GzipEngine engine) {
+  return engine == GzipEngine::kIsal ? "ISA-L" : "zlib";
+}
+
+// ReadOpsCsvFile(path) with `engine` matches ReadWhole(path) for every block
+// size in `block_sizes`, threaded and not.
 void ExpectSameAsWhole(const std::string& path,
-                       const std::vector<size_t>& block_sizes) {
+                       const std::vector<size_t>& block_sizes,
+                       GzipEngine engine) {
   const Result<trace::OpsTable> expected = ReadWhole(path);
   for (size_t block_bytes : block_sizes) {
     for (bool threaded : {false, true}) {
       const ReadOpsCsvOptions options{.block_bytes = block_bytes,
-                                      .inflate_on_thread = threaded};
+                                      .inflate_on_thread = threaded,
+                                      .gzip_engine = engine};
       ASSERT_TRUE(SameOutcome(ReadOpsCsvFile(path, options), expected))
           << path << " with blocks of " << block_bytes << " bytes"
-          << (threaded ? ", threaded" : "");
+          << (threaded ? ", threaded" : "") << ", " << EngineName(engine);
     }
   }
+}
+
+// The same with both engines: whatever is not a corrupt gzip stream (a
+// table, a CSV error, a truncated stream) reads the same with either.
+void ExpectSameAsWhole(const std::string& path,
+                       const std::vector<size_t>& block_sizes) {
+  for (GzipEngine engine : kEngines) {
+    ExpectSameAsWhole(path, block_sizes, engine);
+  }
+}
+
+// The contract of a damaged gzip file, for every engine: one kInvalidInput
+// error that names the file and a compressed byte offset inside it
+// ("PATH: gzip stream is truncated at compressed byte N" or "PATH: gzip
+// stream is corrupt at byte N: REASON").
+::testing::AssertionResult IsGzipError(const Result<trace::OpsTable>& result,
+                                       const std::string& path,
+                                       size_t file_bytes) {
+  if (result.ok()) return ::testing::AssertionFailure() << "parsed";
+  const std::string& message = result.status().message();
+  if (result.status().code() != StatusCode::kInvalidInput) {
+    return ::testing::AssertionFailure() << "not invalid input: " << message;
+  }
+  const std::string truncated =
+      path + ": gzip stream is truncated at compressed byte ";
+  const std::string corrupt = path + ": gzip stream is corrupt at byte ";
+  const bool is_truncated = message.starts_with(truncated);
+  if (!is_truncated && !message.starts_with(corrupt)) {
+    return ::testing::AssertionFailure() << "not a gzip error: " << message;
+  }
+  const std::string rest =
+      message.substr(is_truncated ? truncated.size() : corrupt.size());
+  size_t digits = 0;
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') {
+    ++digits;
+  }
+  if (digits == 0 || std::stoull(rest.substr(0, digits)) > file_bytes) {
+    return ::testing::AssertionFailure()
+           << "no byte offset inside the file: " << message;
+  }
+  const std::string reason = rest.substr(digits);
+  if (is_truncated ? !reason.empty()
+                   : (!reason.starts_with(": ") || reason.size() <= 2)) {
+    return ::testing::AssertionFailure() << "malformed: " << message;
+  }
+  return ::testing::AssertionSuccess();
 }
 
 std::vector<size_t> EveryBlockSize(size_t up_to) {
@@ -100,25 +156,31 @@ TEST(ReadOpsCsvFileTest, ErrorOnALineAcrossBlocks) {
   ExpectSameAsWhole(gz, EveryBlockSize(csv.size() + 1));
 }
 
-// A cut gzip file gives MaybeGunzip's message (the byte offset where the
-// stream ends), not a CSV error about its partial last line.
+// A cut gzip file gives one error that names the file and the byte where
+// the stream ends (the same with either engine), not a CSV error about its
+// partial last line.
 TEST(ReadOpsCsvFileTest, TruncatedGzip) {
   const std::string gz = Gzip(ManyRows(3000));
   for (size_t cut : {size_t{5}, size_t{12}, gz.size() / 2, gz.size() - 1}) {
     const std::string path = WriteTemp("strag_cut.csv.gz", gz.substr(0, cut));
-    const Result<trace::OpsTable> table = ReadOpsCsvFile(path);
-    ASSERT_FALSE(table.ok());
-    EXPECT_EQ(table.status().code(), StatusCode::kInvalidInput);
-    EXPECT_EQ(table.status().message(),
-              path + ": gzip stream is truncated at compressed byte " +
-                  std::to_string(cut));
+    for (GzipEngine engine : kEngines) {
+      const Result<trace::OpsTable> table =
+          ReadOpsCsvFile(path, {.gzip_engine = engine});
+      EXPECT_TRUE(IsGzipError(table, path, cut)) << EngineName(engine);
+      EXPECT_EQ(table.status().message(),
+                path + ": gzip stream is truncated at compressed byte " +
+                    std::to_string(cut))
+          << EngineName(engine);
+    }
     ExpectSameAsWhole(path, {7, 64, 1000, 1 << 16});
   }
 }
 
 // Damage anywhere (header, deflate data, CRC trailer, junk after the end)
-// gives the whole-file outcome, even where the damaged data inflates to text
-// that fails to parse before zlib notices.
+// is one gzip error naming the file and a byte, with either engine, even
+// where the damaged data inflates to text that fails to parse before the
+// inflater notices. With zlib it is the whole-file outcome at every block
+// size; ISA-L may notice damaged deflate data elsewhere (gunzip_stream.h).
 TEST(ReadOpsCsvFileTest, CorruptGzip) {
   const std::string gz = Gzip(ManyRows(1000));
   std::vector<std::string> damaged = {gz + "junk", gz + "\x1f",
@@ -132,27 +194,67 @@ TEST(ReadOpsCsvFileTest, CorruptGzip) {
   for (const std::string& bytes : damaged) {
     const std::string path = WriteTemp("strag_damaged.csv.gz", bytes);
     const Result<trace::OpsTable> whole = ReadWhole(path);
-    ASSERT_FALSE(whole.ok());
-    EXPECT_NE(whole.status().message().find("gzip stream is"),
-              std::string::npos)
-        << whole.status().message();
-    ExpectSameAsWhole(path, {5, 64, 999, 1 << 16});
+    EXPECT_TRUE(IsGzipError(whole, path, bytes.size()));
+    ExpectSameAsWhole(path, {5, 64, 999, 1 << 16}, GzipEngine::kZlib);
+    for (size_t block_bytes :
+         {size_t{5}, size_t{64}, size_t{999}, size_t{1} << 16}) {
+      for (bool threaded : {false, true}) {
+        const Result<trace::OpsTable> isal =
+            ReadOpsCsvFile(path, {.block_bytes = block_bytes,
+                                  .inflate_on_thread = threaded,
+                                  .gzip_engine = GzipEngine::kIsal});
+        EXPECT_TRUE(IsGzipError(isal, path, bytes.size()))
+            << "blocks of " << block_bytes << (threaded ? ", threaded" : "");
+      }
+    }
   }
 }
 
 // A CSV error in the text of a damaged member gives way to the damage, which
-// zlib reports only at the end of the member (here: a wrong CRC).
+// the inflater reports only at the end of the member (here: a wrong CRC, at
+// the same byte with either engine).
 TEST(ReadOpsCsvFileTest, GzipDamageWinsOverCsvError) {
   std::string gz = Gzip(ManyRows(3) + "0,0,0,1,gc,0,abc,1\n" +
                         ManyRows(2000, /*header=*/false));
   gz[gz.size() - 6] = static_cast<char>(gz[gz.size() - 6] ^ 1);  // the CRC
   const std::string path = WriteTemp("strag_bad_crc.csv.gz", gz);
-  const Result<trace::OpsTable> table = ReadOpsCsvFile(path);
-  ASSERT_FALSE(table.ok());
-  EXPECT_EQ(table.status().message(),
-            path + ": gzip stream is corrupt at byte " +
-                std::to_string(gz.size() - 4) + ": incorrect data check");
+  for (GzipEngine engine : kEngines) {
+    const Result<trace::OpsTable> table =
+        ReadOpsCsvFile(path, {.gzip_engine = engine});
+    EXPECT_TRUE(IsGzipError(table, path, gz.size())) << EngineName(engine);
+    EXPECT_EQ(table.status().message(),
+              path + ": gzip stream is corrupt at byte " +
+                  std::to_string(gz.size() - 4) + ": incorrect data check")
+        << EngineName(engine);
+  }
   ExpectSameAsWhole(path, {64, 1000, 1 << 16});
+}
+
+// What `strag simulate --out` writes: many gzip members, each compressed
+// on its own (ParallelGzipWriter, igzip where the build has it), read whole
+// by either engine at any block size.
+TEST(ReadOpsCsvFileTest, ParallelGzipWriterMembers) {
+  const std::string csv = ManyRows(5000);
+  std::string gz;
+  ParallelGzipWriter writer(
+      [&gz](std::string_view bytes) {
+        gz.append(bytes);
+        return Status::Ok();
+      },
+      {.chunk_bytes = 10000, .threads = 2});
+  ASSERT_TRUE(writer.Append(csv).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  const std::string path = WriteTemp("strag_members.csv.gz", gz);
+  const Result<trace::OpsTable> expected = ParseOpsCsv(csv, path);
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  for (GzipEngine engine : kEngines) {
+    const Result<trace::OpsTable> table =
+        ReadOpsCsvFile(path, {.gzip_engine = engine});
+    ASSERT_TRUE(table.ok()) << table.status().message();
+    EXPECT_EQ(table->size(), 5000u);
+    EXPECT_TRUE(SameTable(*table, *expected)) << EngineName(engine);
+  }
+  ExpectSameAsWhole(path, {7, 4096, 1 << 16});
 }
 
 // Concatenated members, cut inside a line, read as one text; the small last

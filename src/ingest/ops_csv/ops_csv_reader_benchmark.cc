@@ -92,15 +92,18 @@ void BM_ReadWholeThenParseAr(benchmark::State& state) {
 }
 BENCHMARK(BM_ReadWholeThenParseAr)->Unit(benchmark::kMillisecond);
 
-// ReadOpsCsvFile; the argument says whether gzip is inflated on a second
-// thread.
+// ReadOpsCsvFile; the arguments say whether gzip is inflated on a second
+// thread, and by ISA-L (else zlib).
 void BM_ReadOpsCsvFileAr(benchmark::State& state) {
   if (CompressedTrace().empty()) {
     state.SkipWithError("reference data not found");
     return;
   }
   const ReadOpsCsvOptions options{.inflate_on_thread = state.range(0) != 0,
-                                  .threads = 1};
+                                  .threads = 1,
+                                  .gzip_engine = state.range(1) != 0
+                                                     ? GzipEngine::kIsal
+                                                     : GzipEngine::kZlib};
   for (auto _ : state) {
     Result<trace::OpsTable> table = ReadOpsCsvFile(TracePath(), options);
     benchmark::DoNotOptimize(table);
@@ -109,9 +112,8 @@ void BM_ReadOpsCsvFileAr(benchmark::State& state) {
                           static_cast<int64_t>(Csv().size()));
 }
 BENCHMARK(BM_ReadOpsCsvFileAr)
-    ->ArgName("threaded")
-    ->Arg(0)
-    ->Arg(1)
+    ->ArgNames({"threaded", "isal"})
+    ->ArgsProduct({{0, 1}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
@@ -138,15 +140,17 @@ uint64_t EnvCsvTextBytes() {
 
 // ReadOpsCsvFile on a large file of your own (STRAG_BENCH_CSV=path, e.g.
 // `strag simulate --out` or bench/anchor/tile_ops_csv.py output, plain or
-// .gz); the argument is the number of parsing threads (0: one per core).
-// Bytes are text bytes.
+// .gz); the arguments are the number of parsing threads (0: one per core)
+// and whether gzip is inflated by ISA-L (else zlib). Bytes are text bytes.
 void BM_ReadOpsCsvFileEnv(benchmark::State& state) {
   if (EnvCsvTextBytes() == 0) {
     state.SkipWithError("set STRAG_BENCH_CSV to an ops CSV file");
     return;
   }
   const ReadOpsCsvOptions options{
-      .threads = static_cast<size_t>(state.range(0))};
+      .threads = static_cast<size_t>(state.range(0)),
+      .gzip_engine =
+          state.range(1) != 0 ? GzipEngine::kIsal : GzipEngine::kZlib};
   for (auto _ : state) {
     Result<trace::OpsTable> table =
         ReadOpsCsvFile(std::getenv("STRAG_BENCH_CSV"), options);
@@ -157,9 +161,8 @@ void BM_ReadOpsCsvFileEnv(benchmark::State& state) {
                           static_cast<int64_t>(EnvCsvTextBytes()));
 }
 BENCHMARK(BM_ReadOpsCsvFileEnv)
-    ->ArgName("threads")
-    ->Arg(1)
-    ->Arg(0)
+    ->ArgNames({"threads", "isal"})
+    ->ArgsProduct({{1, 0}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
