@@ -3,7 +3,8 @@
 """`mpirun -n K strag analyze ...` (issue 15): the processes share the
 replays (each its share of the steps, pools and per-step series gathered),
 and the lead one writes outputs byte-identical to one process's: the demo,
-a simulated job, the published traces, the plan, and PyTorch profiler
+a simulated job, the published traces, trace-AR tiled 4 times across DP
+(bench/anchor/tile_ops_csv.py), the plan, and PyTorch profiler
 (Kineto) sets, for K = 2, 3, 4 on one machine (--oversubscribe). Bad input
 is one error line and exit 2. Skips (77) where strag was built without MPI
 or mpirun is missing.
@@ -88,6 +89,19 @@ class MpiTest(unittest.TestCase):
             self.expect_identical(
                 ["analyze", os.path.join(PUBLISHED, f"trace-{name}.csv.gz")],
                 counts=(4,))
+
+    def test_tiled_trace(self):
+        source = os.path.join(PUBLISHED, "trace-AR.csv.gz")
+        if not os.path.exists(source):
+            self.skipTest(f"published traces not found at {PUBLISHED}")
+        tiled = os.path.join(self.dir, "trace-AR-x4.csv.gz")
+        r = subprocess.run(
+            [sys.executable,
+             os.path.join(SOURCE, "bench", "anchor", "tile_ops_csv.py"), "4",
+             tiled, "--trace", source, "--level", "1"],
+            capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.expect_identical(["analyze", tiled], counts=(3,))
 
     def test_kineto_sets(self):
         sets = ["ns_resolution_trace", "df_index_resolver", "sampled-2of128"]
