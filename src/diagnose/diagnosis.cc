@@ -163,8 +163,19 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
           : d.findings.front().cause;
 
   // Without a probable cause the slowest worker is noise: none is named.
-  if (!r.workers.empty() && d.probable_cause != Cause::kNone) {
-    const whatif::WorkerScore w = NamedWorker(r, d.findings.front());
+  // A near-healthy job (the healthy finding first) whose residual one
+  // finding still pins on workers with a probable's confidence (slowest in
+  // most steps, most of the excess) has a culprit: it is named, the cause
+  // stays none.
+  const Finding* named = nullptr;
+  if (d.probable_cause != Cause::kNone) {
+    named = &d.findings.front();
+  } else if (d.findings.size() > 1 && d.findings.front().cause == Cause::kNone &&
+             d.findings[1].confidence >= kMinProbable) {
+    named = &d.findings[1];
+  }
+  if (!r.workers.empty() && named != nullptr) {
+    const whatif::WorkerScore w = NamedWorker(r, *named);
     const trace::RankPlace* place = t.topology.Find(w.rank);
     const bool hosts = place && !t.topology.hosts.empty();
     d.largest_straggler = {

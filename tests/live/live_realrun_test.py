@@ -69,8 +69,13 @@ def onset_s(live):
 
 
 def case_slow_mid(python, source, c):
+    # 100 ms of extra compute per step on one of 4 ranks sharing 2 cores:
+    # with 60 ms, a slower night of the 2-core VM absorbed most of it (the
+    # capture's S 1.040, 17.8 ms of excess on a 277 ms step: inside the
+    # job's own noise, rightly called healthy), so the case tested the
+    # machine's load rather than the detection.
     live = run_job(python, source, c, "slow-mid", "slow-mid", 2, 60,
-                   ["--delay-ms", "60"])
+                   ["--delay-ms", "100"])
     alerts = straggler_alerts(live)
     assert alerts, "no alert: " + live["oncall"]
     a = alerts[0]
