@@ -646,19 +646,6 @@ Result<WhatIfResult> WindowedAnalysis::Run() {
   return std::move(r_);
 }
 
-// The whole job as its one window.
-class WholeJob : public WindowSource {
- public:
-  explicit WholeJob(const PreparedTrace& t) : t_(t) {}
-  Status ForEachWindow(
-      const std::function<Status(const PreparedTrace&)>& fn) override {
-    return fn(t_);
-  }
-
- private:
-  const PreparedTrace& t_;
-};
-
 }  // namespace
 
 std::string_view LayoutName(Layout layout) {

@@ -121,6 +121,19 @@ class WindowSource {
       const std::function<Status(const PreparedTrace&)>& fn) = 0;
 };
 
+// The whole job as its one window (what Analyze gives AnalyzeWindows).
+class WholeJob : public WindowSource {
+ public:
+  explicit WholeJob(const PreparedTrace& t) : t_(t) {}
+  Status ForEachWindow(
+      const std::function<Status(const PreparedTrace&)>& fn) override {
+    return fn(t_);
+  }
+
+ private:
+  const PreparedTrace& t_;
+};
+
 // Analyze on a job given in windows: the same result, bit for bit, as
 // Analyze on the whole job (steps never interact in a replay, and every
 // pooled value is summed in the whole job's order). `shape` holds the job's

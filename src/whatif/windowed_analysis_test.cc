@@ -223,32 +223,6 @@ TEST(AnalyzeWindowsTest, WindowsMustTileTheSteps) {
   EXPECT_NE(bad.status().message().find("step 5"), std::string::npos);
 }
 
-TEST(AnalyzeWindowsTest, PublishedTraces) {
-  if (!HavePublishedTraces()) {
-    GTEST_SKIP() << "published traces not found at " << PublishedTracesDir()
-                 << ": nothing compared";
-  }
-  for (const char* name : {"AR", "ST", "SE"}) {
-    SCOPED_TRACE(name);
-    trace::OpsTable table;
-    trace::JobMeta meta;
-    const Status read = ReadPublishedTrace(name, &table, &meta);
-    ASSERT_TRUE(read.ok()) << read.message();
-    ExpectWindowsMatch(table, meta, {}, {1, 4});
-  }
-}
-
-class WholeJobSource : public WindowSource {
- public:
-  explicit WholeJobSource(const PreparedTrace& t) : t_(t) {}
-  Status ForEachWindow(
-      const std::function<Status(const PreparedTrace&)>& fn) override {
-    return fn(t_);
-  }
-
- private:
-  const PreparedTrace& t_;
-};
 
 // Analyze with a collective of `processes` threads, each given the whole
 // prepared job (it replays its share) or, with `window_steps`, only the
@@ -313,7 +287,7 @@ TEST(SharedAnalysisTest, MoreProcessesThanSteps) {
   ThreadCollective::Run(12, [&](Collective& c) {
     WhatIfOptions mine;
     mine.collective = &c;
-    WholeJobSource all(*whole);
+    WholeJob all(*whole);
     got[c.rank()] = AnalyzeWindows(*whole, &all, mine).status();
   });
   for (const Status& s : got) {
@@ -360,7 +334,7 @@ stragglers:
   }
 }
 
-TEST(SharedAnalysisTest, PublishedTraces) {
+TEST(AnalyzeWindowsTest, PublishedTraces) {
   if (!HavePublishedTraces()) {
     GTEST_SKIP() << "published traces not found at " << PublishedTracesDir()
                  << ": nothing compared";
@@ -371,9 +345,10 @@ TEST(SharedAnalysisTest, PublishedTraces) {
     trace::JobMeta meta;
     const Status read = ReadPublishedTrace(name, &table, &meta);
     ASSERT_TRUE(read.ok()) << read.message();
+    ExpectWindowsMatch(table, meta, {}, {1, 4});
     auto whole = PrepareTrace(table, meta);
     ASSERT_TRUE(whole.ok()) << whole.status().message();
-    ExpectSharedMatch(*whole, {}, 3);
+    ExpectSharedMatch(*whole, {}, 3);  // shared by 3 processes
   }
 }
 
