@@ -25,19 +25,23 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   size_t pauses = 0;
   double total = 0, longest = 0;
   double named_loading = 0;  // launch delay that named data loading explains
-  std::map<int32_t, double> per_rank;  // total pause, s
-  std::map<size_t, size_t> per_step;
-  // rank -> step -> its pause time, s
-  std::map<int32_t, std::map<size_t, double>> steps_of;
+  // Dense by worker (w = dp rank * pp + stage, as worker_rank) and step,
+  // each sum taken in the (op, instance) order of the scan: a million-op
+  // job has hundreds of thousands of pauses, too many for map inserts.
+  const size_t pp = static_cast<size_t>(t.pp), steps = t.steps.size();
+  const size_t num_w = t.worker_rank.size();
+  std::vector<double> per_worker(num_w, 0.0);      // total pause, s
+  std::vector<double> per_cell(num_w * steps, 0.0);  // [w * steps + step]
+  std::vector<size_t> per_step(steps, 0);            // pauses in the step
   // Host time the trace names as data loading is data loading's, not a
   // pause: it is taken off the launch delays of its rank and step.
   const bool ranks = t.layout == whatif::Layout::kRanks;
   std::vector<float> loading = ranks ? t.data_loading_s : std::vector<float>{};
   for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
+    const auto stage = static_cast<size_t>(t.model.keys[v].stage);
     for (size_t i = 0; i < inst; ++i) {
       float ld = t.launch_delay[t.Slot(v, i)];
-      const size_t slot =
-          static_cast<size_t>(t.model.keys[v].stage) * t.steps.size() + i / dp;
+      const size_t slot = stage * steps + i / dp;
       if (slot < loading.size()) {
         const float used = std::min(ld, loading[slot]);
         loading[slot] -= used;
@@ -48,12 +52,19 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
       ++pauses;
       total += ld;
       longest = std::max(longest, static_cast<double>(ld));
-      const int32_t rank = RankOf(t, i, t.model.keys[v].stage);
-      per_rank[rank] += ld;
-      steps_of[rank][i / dp] += ld;
+      const size_t w = (i % dp) * pp + stage;
+      per_worker[w] += ld;
+      per_cell[w * steps + i / dp] += ld;
       ++per_step[i / dp];
     }
   }
+  // The workers with pauses in rank order (every pause is at least 5 ms,
+  // so a worker or step with a positive sum had one).
+  std::vector<std::pair<int32_t, size_t>> paused;  // (rank, w)
+  for (size_t w = 0; w < num_w; ++w) {
+    if (per_worker[w] > 0) paused.emplace_back(t.worker_rank[w], w);
+  }
+  std::sort(paused.begin(), paused.end());
   // Ranks by the GC time the trace names on them, then by pause time (a
   // rank that waits for another's GC pauses too, untraced).
   std::map<int32_t, double> named_gc;
@@ -66,21 +77,24 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   // Then by the pauses in which the rank paused longest of all in its
   // step: the others' pauses in that step are waits for it (untraced waits
   // in a collective show as host gaps too, a little shorter than the pause
-  // they wait for), then by all its pause time.
-  std::map<size_t, std::pair<double, int32_t>> longest_in_step;
-  for (const auto& [rank, by_step] : steps_of) {
-    for (const auto& [step, x] : by_step) {
-      auto [it, fresh] = longest_in_step.try_emplace(step, x, rank);
-      if (!fresh && x > it->second.first) it->second = {x, rank};
+  // they wait for), then by all its pause time. Ties go to the lower rank.
+  std::vector<std::pair<double, int32_t>> longest_in_step(steps, {0.0, -1});
+  for (const auto& [rank, w] : paused) {
+    for (size_t step = 0; step < steps; ++step) {
+      const double x = per_cell[w * steps + step];
+      auto& top = longest_in_step[step];
+      if (x > 0 && (top.second < 0 || x > top.first)) top = {x, rank};
     }
   }
   std::map<int32_t, double> led;
-  for (const auto& [step, top_pause] : longest_in_step) {
-    led[top_pause.second] += top_pause.first;
+  for (const auto& [top_s, rank] : longest_in_step) {
+    if (rank >= 0) led[rank] += top_s;
   }
   std::vector<std::tuple<double, double, double, int32_t>> order;
-  for (auto [rank, total_s] : per_rank) {  // most first
-    order.emplace_back(-named_gc[rank], -led[rank], -total_s, rank);
+  std::map<int32_t, size_t> worker_of;  // rank -> w, for the ranks in order
+  for (const auto& [rank, w] : paused) {  // most first
+    order.emplace_back(-named_gc[rank], -led[rank], -per_worker[w], rank);
+    worker_of[rank] = w;
   }
   std::sort(order.begin(), order.end());
   for (auto [gc_neg, led_neg, neg, rank] : order) f.ranks.push_back(rank);
@@ -93,7 +107,8 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   // Pauses matter when they are a real share of the step on the rank that
   // has most of them, and more so when a few ranks have most of them.
   const double step_s = MeanOf(r.step_t_observed);
-  const double top = order.empty() ? 0 : per_rank[f.ranks.front()];
+  const double top =
+      order.empty() ? 0 : per_worker[worker_of[f.ranks.front()]];
   const double share =
       step_s > 0 ? top / (step_s * static_cast<double>(t.steps.size())) : 0;
   const double concentration = total > 0 ? top / total : 0;
@@ -101,11 +116,15 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   if (!f.ranks.empty()) {
     // The steps with a pause of the rank's own magnitude (a quarter of its
     // worst step at least; scheduling noise of a few ms is not one).
-    const auto& mine = steps_of[f.ranks.front()];
+    const double* mine = &per_cell[worker_of[f.ranks.front()] * steps];
     double worst = 0;
-    for (const auto& [step, x] : mine) worst = std::max(worst, x);
+    for (size_t step = 0; step < steps; ++step) {
+      worst = std::max(worst, mine[step]);
+    }
     size_t hit = 0;
-    for (const auto& [step, x] : mine) hit += x >= 0.25 * worst;
+    for (size_t step = 0; step < steps; ++step) {
+      hit += mine[step] > 0 && mine[step] >= 0.25 * worst;
+    }
     f.step_share =
         static_cast<double>(hit) / static_cast<double>(t.steps.size());
     gc = named_gc[f.ranks.front()];
@@ -126,20 +145,22 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
         step_s > 0 ? gc / (step_s * static_cast<double>(t.steps.size())) : 0;
     if (gc_share >= kPauseShare && launch >= kJobShare) f.confidence = 1.0;
   }
-  double lined_up = 0;
-  for (auto [step, n] : per_step)
+  double lined_up = 0, steps_paused = 0;
+  for (const size_t n : per_step) {
     lined_up = std::max(lined_up, static_cast<double>(n));
+    steps_paused += n > 0;
+  }
   f.evidence =
       Format(
           "%.0f host pauses of at least 5 ms before an op (mean %.1f ms, "
           "longest %.1f ms) on %.0f workers",
           static_cast<double>(pauses),
           pauses ? 1e3 * total / static_cast<double>(pauses) : 0, 1e3 * longest,
-          static_cast<double>(per_rank.size())) +
+          static_cast<double>(paused.size())) +
       Format(
           " in %.0f of the steps; at most %.0f in one step; "
           "launch slowdown %.3f (%.3f of it not data loading)",
-          static_cast<double>(per_step.size()), lined_up, r.launch_slowdown,
+          steps_paused, lined_up, r.launch_slowdown,
           1 + launch) +
       Format(
           "; the rank with the most pauses %.1f%% of its step time and "

@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <string_view>
@@ -243,6 +245,45 @@ TEST(OpsCsvFastRowsTest, PlainDecimalScannerAndDouble) {
         ops_csv::PlainDecimalToDouble(d, padded.data(), end);
     EXPECT_EQ(std::bit_cast<uint64_t>(value), std::bit_cast<uint64_t>(expected))
         << text;
+  }
+}
+
+// The 17-digit texts of binary32 times (Python's repr of the float as a
+// double, "2.6883304119110107") take the long-double quotient: the same
+// binary64 as from_chars, and the values exactly on a binary64 midpoint
+// (where that quotient could round the wrong way) too.
+TEST(OpsCsvFastRowsTest, SeventeenDigitTimesAndMidpoints) {
+  const auto check = [](const std::string& text) {
+    const std::string padded = text + ",\n........";
+    ops_csv::PlainDecimal d;
+    const char* end = ops_csv::ScanPlainDecimal(
+        padded.data(), padded.data() + padded.size(), &d);
+    ASSERT_NE(end, nullptr) << text;
+    double expected = 0;
+    std::from_chars(text.data(), text.data() + text.size(), expected);
+    const double value = ops_csv::PlainDecimalToDouble(d, padded.data(), end);
+    EXPECT_EQ(std::bit_cast<uint64_t>(value), std::bit_cast<uint64_t>(expected))
+        << text;
+  };
+  std::mt19937_64 rng(17);
+  char buffer[64];
+  for (int i = 0; i < 200000; ++i) {
+    // A binary32 in [1e-7, 1e4) written with 17 significant digits.
+    const float f = std::ldexp(static_cast<float>(rng() % (1u << 24)),
+                               static_cast<int>(rng() % 38) - 47);
+    if (!(f >= 1e-7f && f < 1e4f)) continue;
+    std::snprintf(buffer, sizeof buffer, "%.17g", static_cast<double>(f));
+    if (std::string_view(buffer).find('e') != std::string_view::npos) continue;
+    check(buffer);
+  }
+  // Binary64 midpoints with few digits: 2^53 + 1, 2^54 + 2 and their
+  // neighbours, with and without a point.
+  for (const char* text :
+       {"9007199254740993", "9007199254740995", "18014398509481986",
+        "18014398509481990", "900719925474099.3", "1801439850948198.6",
+        "9007199254740993.0", "0.9007199254740993", "9007199254740992",
+        "9007199254740994", "18014398509481985", "18014398509481987"}) {
+    check(text);
   }
 }
 

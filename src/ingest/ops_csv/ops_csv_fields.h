@@ -161,10 +161,19 @@ inline const char* ScanPlainDecimal(const char* p, const char* end,
 }
 
 // The binary64 nearest to a plain decimal (what std::from_chars gives for
-// its text [begin, end)). With a mantissa of at most 2^53 and at most 22
-// decimals both operands of the division are exact, so its one rounding is
-// the correct one (Clinger's fast path): the common case, 9-decimal times,
-// costs one division. Longer ones (17-digit binary32 texts) take from_chars.
+// its text [begin, end)).
+// - A mantissa of at most 2^53 and at most 22 decimals: both operands of
+//   the division are exact, so its one rounding is the correct one
+//   (Clinger's fast path): the common case, 9-decimal times, costs one
+//   division.
+// - Up to 19 digits and 27 decimals where long double is the x87 format
+//   (17-digit binary32 texts such as "2.6883304119110107"): mantissa and
+//   power of ten are exact in its 64-bit significand, so the quotient is
+//   correctly rounded to 64 bits; rounding that to 53 bits gives the
+//   correct binary64 unless the 64-bit quotient lies exactly on a binary64
+//   midpoint (its low 11 bits 0x400), the only case where the exact value
+//   may lie on the other side. That case, and anything longer, takes
+//   from_chars.
 inline double PlainDecimalToDouble(const PlainDecimal& d, const char* begin,
                                    const char* end) {
   static constexpr double kPow10[] = {
@@ -174,6 +183,22 @@ inline double PlainDecimalToDouble(const PlainDecimal& d, const char* begin,
     const double value = static_cast<double>(d.mantissa) / kPow10[d.fraction];
     return d.negative ? -value : value;
   }
+#if (defined(__x86_64__) || defined(__i386__)) && __LDBL_MANT_DIG__ == 64
+  if (d.fraction <= 27) {
+    static constexpr long double kPow10L[] = {
+        1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+        1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+        1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+    const long double q =
+        static_cast<long double>(d.mantissa) / kPow10L[d.fraction];
+    uint64_t significand;
+    std::memcpy(&significand, &q, sizeof significand);
+    if ((significand & 0x7FF) != 0x400) {
+      const auto value = static_cast<double>(q);
+      return d.negative ? -value : value;
+    }
+  }
+#endif
   double value = 0;
   std::from_chars(begin, end, value);
   return value;
