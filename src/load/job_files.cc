@@ -89,7 +89,7 @@ Result<report::ReportInput> ReadJobFiles(JobRead& read,
   ASSIGN_OR_RETURN(trace::OpsTable ops,
                    ingest::ReadOpsCsvFile(source, {.limits = read.limits}));
   ASSIGN_OR_RETURN(report::ReportInput in,
-                   report::OpsTableInput(ops, meta, source));
+                   report::OpsTableInput(ops, meta, source, read.threads));
   if (table != nullptr) *table = std::move(ops);
   return in;
 }

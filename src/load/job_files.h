@@ -48,7 +48,8 @@ struct JobRead {
   // trace file names, else rank / gpus_per_node.
   std::string hosts_file = {};
   ingest::InputLimits limits = {};
-  size_t threads = 0;  // Kineto files read at once; 0: one per core
+  // Kineto files read at once, threads preparing an ops CSV; 0: one per core
+  size_t threads = 0;
 };
 
 // Reads the job. kInvalidInput for inputs that are neither one ops CSV nor

@@ -85,8 +85,9 @@ whatif::SequenceLengths TableSequences(const trace::OpsTable& table,
 }  // namespace
 
 Result<ReportInput> OpsTableInput(const trace::OpsTable& table,
-                                  trace::JobMeta meta, std::string source) {
-  auto prepared = whatif::PrepareTrace(table, meta);
+                                  trace::JobMeta meta, std::string source,
+                                  size_t threads) {
+  auto prepared = whatif::PrepareTrace(table, meta, threads);
   if (!prepared.ok()) return prepared.status().WithContext(source);
   ReportInput in{.source = std::move(source),
                  .prepared = std::move(prepared).value(),

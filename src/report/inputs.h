@@ -17,9 +17,11 @@
 namespace strag::report {
 
 // The table is only read: the caller may release it afterwards (the
-// prepared arrays are all the analysis needs).
+// prepared arrays are all the analysis needs). Prepared on `threads`
+// threads (0: one per core; whatif::PrepareTrace).
 Result<ReportInput> OpsTableInput(const trace::OpsTable& table,
-                                  trace::JobMeta meta, std::string source);
+                                  trace::JobMeta meta, std::string source,
+                                  size_t threads = 1);
 
 // The simulated job as the analysis sees a trace, without an ops table
 // (which would cost ~100 bytes per op): the replayed starts, the simulated

@@ -41,6 +41,68 @@ WhatIfResult Analysed(const PreparedTrace& t, WhatIfOptions options = {}) {
   return std::move(r).value();
 }
 
+// PrepareTrace on several threads (a range of steps each): the same arrays
+// bit for bit, and the same first error, as on one.
+TEST(PrepareTraceTest, ThreadsGiveTheSameArraysAndErrors) {
+  const sim::SynthJob spec{.dp = 3,
+                           .pp = 2,
+                           .microbatches = 3,
+                           .steps = {0, 1, 2, 3, 4, 5, 6}};
+  auto made = sim::SynthesizeTrace(spec, [](const sim::SynthOp& op) {
+    return 0.001 * static_cast<double>(1 + (op.dp * 7 + op.stage * 3 + op.step) % 5);
+  });
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  // Rows in reverse order: every step's rows are spread over the table.
+  trace::OpsTable table;
+  table.AppendRows(*made, 0, 0);
+  for (size_t r = made->size(); r-- > 0;) table.AppendRows(*made, r, r + 1);
+  auto one = PrepareTrace(table, {}, 1);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  for (size_t threads : {2, 3, 16}) {
+    auto many = PrepareTrace(table, {}, threads);
+    ASSERT_TRUE(many.ok()) << many.status().message();
+    EXPECT_TRUE(many->row == one->row) << threads;
+    EXPECT_TRUE(many->start == one->start) << threads;
+    EXPECT_TRUE(many->launch_delay == one->launch_delay) << threads;
+    EXPECT_TRUE(many->cost == one->cost) << threads;
+    EXPECT_EQ(many->step_t_base, one->step_t_base) << threads;
+  }
+  // Errors in ranges of different threads: the first in row order is the
+  // error, whatever the threads. (Rows run from the last step to the
+  // first: a late step's error comes before an early step's.)
+  const auto error_of = [](const trace::OpsTable& t, size_t threads) {
+    auto p = PrepareTrace(t, {}, threads);
+    return p.ok() ? std::string("ok") : p.status().message();
+  };
+  size_t early = 0;  // the last row of step 0, dp rank 1
+  for (size_t r = 0; r < table.size(); ++r) {
+    if (table.step[r] == 0 && table.dp[r] == 1) early = r;
+  }
+  trace::OpsTable late_twice = table;  // row 0 (step 6) again, at the end
+  late_twice.AppendRows(table, 0, 1);
+  trace::OpsTable unknown_first = late_twice;  // an unknown op before it
+  unknown_first.seq_id[early] = 999;
+  trace::OpsTable twice_first;  // row 0 twice at the start, then the unknown op
+  twice_first.AppendRows(table, 0, 1);
+  twice_first.AppendRows(unknown_first, 0, table.size());
+  trace::OpsTable missing;  // a step-3 row missing
+  for (size_t r = 0; r < table.size(); ++r) {
+    if (!(table.step[r] == 3 && table.dp[r] == 1 && table.pp[r] == 1)) {
+      missing.AppendRows(table, r, r + 1);
+    }
+  }
+  const std::pair<const trace::OpsTable*, std::string> cases[] = {
+      {&late_twice, "step 6, dp rank 2 (rank 5): "},
+      {&unknown_first, "step 0, dp rank 1 "},
+      {&twice_first, "step 6, dp rank 2 (rank 5): "},
+      {&missing, "step 3, dp rank 1 "}};
+  for (const auto& [t, start] : cases) {
+    const std::string expected = error_of(*t, 1);
+    EXPECT_TRUE(expected.starts_with(start)) << expected;
+    for (size_t threads : {2, 3, 16}) EXPECT_EQ(error_of(*t, threads), expected);
+  }
+}
+
 TEST(AnalyzeTest, BalancedJobHasNoSlowdown) {
   const WhatIfResult r = Analysed(Job(1.0));
   EXPECT_NEAR(r.slowdown, 1.0, 1e-6);

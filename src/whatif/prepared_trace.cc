@@ -5,6 +5,9 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "base/parallel_for.h"
 
 namespace strag::whatif {
 namespace {
@@ -180,11 +183,91 @@ Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
   return Status::Ok();
 }
 
-// Places every row at its (node, instance) slot, each slot exactly once,
-// with its binary32 start, end = fl32(start + dur) and duration; `step_min`
-// gets the earliest start of every step. One pass over the rows in order.
+// The steps [first, last) of a job: what one thread prepares.
+struct StepRange {
+  size_t first = 0, last = 0;
+};
+
+// The step ranges of `threads` threads (one, or one per thread with at
+// least a step each).
+std::vector<StepRange> SplitSteps(size_t steps, size_t threads) {
+  const size_t n = std::max<size_t>(1, std::min(threads, steps));
+  std::vector<StepRange> out;
+  for (size_t k = 0; k < n; ++k) out.push_back({steps * k / n, steps * (k + 1) / n});
+  return out;
+}
+
+// Where PlaceRowsOfSteps stopped: the first bad row (in row order) and why.
+struct RowError {
+  size_t row = std::numeric_limits<size_t>::max();
+  Status status = Status::Ok();
+};
+
+// PlaceRows for the rows of the steps in `range` (the arrays are
+// allocated): every row of those steps at its (node, instance) slot, each
+// slot at most once, with its binary32 start, end = fl32(start + dur) and
+// duration; `step_min` gets the earliest start of each of those steps.
+// Rows of other steps are skipped, so threads with disjoint ranges write
+// disjoint slots and steps.
+RowError PlaceRowsOfSteps(const trace::OpsTable& t, StepRange range,
+                          PreparedTrace* p, BigVector<float>* end,
+                          std::vector<float>* step_min) {
+  constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
+  auto step_index = [&](size_t r, size_t hint) {
+    if (p->steps[hint] == t.step[r]) return hint;  // rows come grouped by step
+    return static_cast<size_t>(
+        std::lower_bound(p->steps.begin(), p->steps.end(), t.step[r]) -
+        p->steps.begin());
+  };
+  const auto mine = [range](size_t k) {
+    return k >= range.first && k < range.last;
+  };
+  std::vector<trace::ExactTime> origin(
+      p->steps.size(),
+      trace::ExactTime{.ns = std::numeric_limits<int64_t>::max()});
+  for (size_t r = 0, k = 0; r < t.size(); ++r) {
+    k = step_index(r, k);
+    if (mine(k)) origin[k] = std::min(origin[k], t.ExactStart(r));
+  }
+  size_t step_idx = 0;
+  for (size_t r = 0; r < t.size(); ++r) {
+    step_idx = step_index(r, step_idx);
+    if (!mine(step_idx)) continue;
+    const graph::OpKey key{t.op_type[r], t.seq_id[r], t.pp[r]};
+    const int64_t v = p->model.index.Find(key);
+    if (v < 0) {
+      return {r, InvalidInput(
+                     DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
+                     ": " + graph::DescribeOpKey(key) +
+                     " is not in the reference instance (step " +
+                     std::to_string(p->steps.front()) + ", dp rank 0)")};
+    }
+    const size_t slot =
+        p->Slot(static_cast<NodeId>(v), step_idx * static_cast<size_t>(p->dp) +
+                                            static_cast<size_t>(t.dp[r]));
+    if (p->row[slot] != kEmpty) {
+      return {r, InvalidInput(
+                     DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
+                     ": " + graph::DescribeOpKey(key) + " appears twice")};
+    }
+    p->row[slot] = static_cast<uint32_t>(r);
+    const float start = RebasedStartS32(t, r, origin[step_idx]);
+    const float dur = t.DurS32(r);
+    p->start[slot] = start;
+    (*end)[slot] = start + dur;  // binary32 addition
+    p->cost[slot] = dur;
+    float& m = (*step_min)[step_idx];
+    m = std::min(m, start);
+  }
+  return {};
+}
+
+// Places every row at its (node, instance) slot, each slot exactly once
+// (PlaceRowsOfSteps on `threads` threads, a range of steps each); the
+// error, if any, is the one a pass over the rows in order finds first.
 Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
-                 BigVector<float>* end, std::vector<float>* step_min) {
+                 BigVector<float>* end, std::vector<float>* step_min,
+                 size_t threads) {
   const size_t instances = p->num_instances();
   constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
   if (t.size() >= kEmpty) {
@@ -208,46 +291,15 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
   p->cost.resize(p->row.size());
   end->resize(p->row.size());
   step_min->assign(p->steps.size(), std::numeric_limits<float>::infinity());
-  auto step_index = [&](size_t r, size_t hint) {
-    if (p->steps[hint] == t.step[r]) return hint;  // rows come grouped by step
-    return static_cast<size_t>(
-        std::lower_bound(p->steps.begin(), p->steps.end(), t.step[r]) -
-        p->steps.begin());
-  };
-  std::vector<trace::ExactTime> origin(
-      p->steps.size(),
-      trace::ExactTime{.ns = std::numeric_limits<int64_t>::max()});
-  for (size_t r = 0, k = 0; r < t.size(); ++r) {
-    k = step_index(r, k);
-    origin[k] = std::min(origin[k], t.ExactStart(r));
-  }
-  size_t step_idx = 0;
-  for (size_t r = 0; r < t.size(); ++r) {
-    const graph::OpKey key{t.op_type[r], t.seq_id[r], t.pp[r]};
-    step_idx = step_index(r, step_idx);
-    const int64_t v = p->model.index.Find(key);
-    if (v < 0) {
-      return InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
-                          ": " + graph::DescribeOpKey(key) +
-                          " is not in the reference instance (step " +
-                          std::to_string(p->steps.front()) + ", dp rank 0)");
-    }
-    const size_t slot =
-        p->Slot(static_cast<NodeId>(v), step_idx * static_cast<size_t>(p->dp) +
-                                            static_cast<size_t>(t.dp[r]));
-    if (p->row[slot] != kEmpty) {
-      return InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
-                          ": " + graph::DescribeOpKey(key) + " appears twice");
-    }
-    p->row[slot] = static_cast<uint32_t>(r);
-    const float start = RebasedStartS32(t, r, origin[step_idx]);
-    const float dur = t.DurS32(r);
-    p->start[slot] = start;
-    (*end)[slot] = start + dur;  // binary32 addition
-    p->cost[slot] = dur;
-    float& m = (*step_min)[step_idx];
-    m = std::min(m, start);
-  }
+  const std::vector<StepRange> ranges = SplitSteps(p->steps.size(), threads);
+  std::vector<RowError> errors(ranges.size());
+  ParallelFor(ranges.size(), ranges.size(), [&](size_t k, size_t /*worker*/) {
+    errors[k] = PlaceRowsOfSteps(t, ranges[k], p, end, step_min);
+  });
+  const auto first = std::min_element(
+      errors.begin(), errors.end(),
+      [](const RowError& a, const RowError& b) { return a.row < b.row; });
+  if (!first->status.ok()) return first->status;
   for (size_t slot = 0; slot < p->row.size(); ++slot) {
     if (p->row[slot] != kEmpty) continue;
     const auto v = static_cast<NodeId>(slot / instances);
@@ -264,16 +316,16 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
   return Status::Ok();
 }
 
-}  // namespace
-
-void PreprocessTraced(const BigVector<float>& end,
-                      const std::vector<float>& step_min, PreparedTrace* p) {
-  const size_t n = p->num_nodes(), inst = p->num_instances();
+// PreprocessTraced for the instances of the steps in `range`.
+void PreprocessSteps(const BigVector<float>& end,
+                     const std::vector<float>& step_min, StepRange range,
+                     PreparedTrace* p) {
+  const size_t n = p->num_nodes();
   const auto dp = static_cast<size_t>(p->dp);
+  const size_t i_first = range.first * dp, i_last = range.last * dp;
   const graph::DepGraph& g = p->model.graph;
-  p->launch_delay.resize(n * inst);
   for (NodeId v = 0; v < n; ++v) {
-    for (size_t i = 0; i < inst; ++i) {
+    for (size_t i = i_first; i < i_last; ++i) {
       float ready = step_min[i / dp];
       if (g.num_deps(v) > 0) {
         ready = -std::numeric_limits<float>::infinity();
@@ -287,7 +339,7 @@ void PreprocessTraced(const BigVector<float>& end,
   }
   std::vector<float> group_start(dp);
   for (const graph::CommGroup& group : g.groups()) {
-    for (size_t i0 = 0; i0 < inst; i0 += dp) {  // one step at a time
+    for (size_t i0 = i_first; i0 < i_last; i0 += dp) {  // one step at a time
       // Latest start of the group's members per instance of the step.
       for (size_t d = 0; d < dp; ++d) {
         float gs = -std::numeric_limits<float>::infinity();
@@ -309,15 +361,30 @@ void PreprocessTraced(const BigVector<float>& end,
     }
   }
   // Rebase every step to start at 0 (a no-op for step-relative traces).
-  std::vector<float> step_max(p->steps.size(),
-                              -std::numeric_limits<float>::infinity());
-  for (size_t slot = 0; slot < n * inst; ++slot) {
-    const float m = step_min[(slot % inst) / dp];
-    p->start[slot] = p->start[slot] - m;
-    float& hi = step_max[(slot % inst) / dp];
-    hi = std::max(hi, end[slot] - m);
+  for (NodeId v = 0; v < n; ++v) {
+    for (size_t i = i_first; i < i_last; ++i) {
+      const size_t slot = p->Slot(v, i);
+      const float m = step_min[i / dp];
+      p->start[slot] = p->start[slot] - m;
+      float& hi = p->step_t_base[i / dp];
+      hi = std::max(hi, end[slot] - m);
+    }
   }
-  p->step_t_base = std::move(step_max);  // max end - min start (= 0)
+}
+
+}  // namespace
+
+void PreprocessTraced(const BigVector<float>& end,
+                      const std::vector<float>& step_min, PreparedTrace* p,
+                      size_t threads) {
+  p->launch_delay.resize(p->num_nodes() * p->num_instances());
+  // max end - min start per step (= 0 after the rebase)
+  p->step_t_base.assign(p->steps.size(),
+                        -std::numeric_limits<float>::infinity());
+  const std::vector<StepRange> ranges = SplitSteps(p->steps.size(), threads);
+  ParallelFor(ranges.size(), ranges.size(), [&](size_t k, size_t /*worker*/) {
+    PreprocessSteps(end, step_min, ranges[k], p);
+  });
 }
 
 std::string WorkerLabel(Layout layout, int32_t rank, int32_t dp, int32_t pp) {
@@ -330,12 +397,14 @@ std::string WorkerLabel(Layout layout, int32_t rank, int32_t dp, int32_t pp) {
 }
 
 Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
-                                   const trace::JobMeta& meta) {
+                                   const trace::JobMeta& meta,
+                                   size_t threads) {
+  if (threads == 0) threads = HardwareThreads();
   ASSIGN_OR_RETURN(PreparedTrace p, PrepareShape(table, meta));
   BigVector<float> end;
   std::vector<float> step_min;
-  RETURN_IF_ERROR(PlaceRows(table, &p, &end, &step_min));
-  PreprocessTraced(end, step_min, &p);
+  RETURN_IF_ERROR(PlaceRows(table, &p, &end, &step_min, threads));
+  PreprocessTraced(end, step_min, &p, threads);
   return p;
 }
 
@@ -369,8 +438,8 @@ Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
   }
   BigVector<float> end;
   std::vector<float> step_min;
-  RETURN_IF_ERROR(PlaceRows(rows, &w, &end, &step_min));
-  PreprocessTraced(end, step_min, &w);
+  RETURN_IF_ERROR(PlaceRows(rows, &w, &end, &step_min, 1));
+  PreprocessTraced(end, step_min, &w, 1);
   return w;
 }
 

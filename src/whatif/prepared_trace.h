@@ -98,9 +98,12 @@ struct PreparedTrace {
 
 // Fails with kInvalidInput naming the step, DP rank and op when the table does
 // not fit the model (an op missing or duplicated in an instance, a p2p op
-// without its peer, a cycle, ...).
+// without its peer, a cycle, ...). The rows are placed and preprocessed on
+// `threads` threads (0: one per core), a range of steps each; the result
+// and the error are the same for any number.
 Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
-                                   const trace::JobMeta& meta);
+                                   const trace::JobMeta& meta,
+                                   size_t threads = 1);
 
 // A job in windows of steps (whatif::AnalyzeWindows), for jobs too large to
 // prepare at once. PrepareShape: the layout, model, steps, workers and
@@ -119,8 +122,10 @@ Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
 // start of every step, derives launch delays and transfer times (into
 // `cost` for comm nodes), rebases each step to 0 and fills step_t_base.
 // `p->model`, `steps`, `dp`, `start` and `cost` (plain ops) must be set.
+// On `threads` threads, a range of steps each (the same result for any).
 void PreprocessTraced(const BigVector<float>& end,
-                      const std::vector<float>& step_min, PreparedTrace* p);
+                      const std::vector<float>& step_min, PreparedTrace* p,
+                      size_t threads = 1);
 
 }  // namespace strag::whatif
 
