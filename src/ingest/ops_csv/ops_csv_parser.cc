@@ -13,6 +13,10 @@
 #include <system_error>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "base/check.h"
 #include "base/parallel_for.h"
 #include "ingest/common/decimal_time.h"
@@ -33,6 +37,29 @@ constexpr int8_t kExtraField = -1;
 // duplicate check is quadratic: a header of thousands of fields is no ops
 // trace, so more are refused ("line 1: field 257: more than 256 fields").
 constexpr size_t kMaxColumns = 256;
+
+// Lines in `text` (its '\n' bytes): 16 bytes per step with SSE2 (every
+// x86-64), the byte counts summed before they can wrap.
+size_t CountLines(std::string_view text) {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  size_t lines = 0;
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  while (end - p >= 16) {
+    __m128i counts = _mm_setzero_si128();  // per byte lane, < 256
+    for (int k = 0; k < 255 && end - p >= 16; ++k, p += 16) {
+      const __m128i bytes =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      counts = _mm_sub_epi8(counts, _mm_cmpeq_epi8(bytes, newline));
+    }
+    const __m128i sums = _mm_sad_epu8(counts, _mm_setzero_si128());
+    lines += static_cast<size_t>(_mm_cvtsi128_si64(sums)) +
+             static_cast<size_t>(_mm_extract_epi16(sums, 4));
+  }
+#endif
+  return lines + static_cast<size_t>(std::count(p, end, '\n'));
+}
 
 // Length of the complete lines of `text`: up to and including its last
 // '\n', or 0.
@@ -431,6 +458,36 @@ const char* ScanFieldText(const char* p) {
 
 }  // namespace
 
+// Makes room for rows [rows_, rows_ + more) in every column the rows fill
+// (values to be overwritten), so that parts of a piece can be parsed
+// straight into their rows on several threads.
+void OpsCsvParser::GrowRows(size_t more) {
+  const size_t n = rows_ + more;
+  trace::OpsTable& t = table_;
+  const auto grow = [n](auto& column) { column.resize(n); };
+  grow(t.rank);
+  grow(t.dp);
+  grow(t.pp);
+  grow(t.step);
+  grow(t.op_type);
+  grow(t.seq_id);
+  grow(t.start_ns);
+  grow(t.start_rem_as);
+  grow(t.start_s32);
+  grow(t.dur_ns);
+  grow(t.dur_s32);
+  const auto has = [this](Column c) { return present_[static_cast<size_t>(c)]; };
+  if (has(Column::kChunk)) grow(t.chunk);
+  if (has(Column::kMicrobatch)) grow(t.microbatch);
+  if (has(Column::kGlobalChunk)) grow(t.global_chunk);
+  if (has(Column::kTp)) grow(t.tp);
+  if (has(Column::kCp)) grow(t.cp);
+  if (has(Column::kTokens)) grow(t.tokens);
+  if (!drop_extra_) {
+    for (trace::ExtraColumn& extra : t.extra) grow(extra.values);
+  }
+}
+
 // The fast path of ParseRows, for `lines` (complete lines): rows of unquoted
 // fields, plain decimal numbers, known op types and LF or CRLF ends, parsed
 // straight into the columns with every field read once. It stops at the
@@ -443,11 +500,27 @@ const char* ScanFieldText(const char* p) {
 size_t OpsCsvParser::ParseRowsFast(std::string_view lines, size_t* count) {
   *count = 0;
   if (lines.empty()) return 0;
+  GrowRows(CountLines(lines));
+  const size_t taken = ParseRowsAt(lines, rows_, count);
+  rows_ += *count;
+  TruncateRows(rows_);
+  return taken;
+}
+
+// The fast path's rows of `lines` written to rows [at, at + *count) of the
+// table, which has room for one row per line: reads only the header's
+// roles and writes only those rows, so threads may parse disjoint parts at
+// once. Rows past *count (of a record it stopped at) may be written too;
+// the caller truncates.
+size_t OpsCsvParser::ParseRowsAt(std::string_view lines, size_t at,
+                                 size_t* count) {
+  *count = 0;
   trace::OpsTable& t = table_;
   const size_t last = names_.size() - 1;
   const char* const begin = lines.data();
   const char* const end = begin + lines.size();
   const char* record = begin;
+  size_t row = at;
   while (record != end) {
     const char* p = record;
     bool ok = true;
@@ -460,44 +533,44 @@ size_t OpsCsvParser::ParseRowsFast(std::string_view lines, size_t* count) {
           break;
         }
         if (!drop_extra_) {
-          t.extra[extra_index_[i]].values.emplace_back(
+          t.extra[extra_index_[i]].values[row].assign(
               p, static_cast<size_t>(field_end - p));
         }
         p = field_end;
       } else {
         switch (static_cast<Column>(role)) {
           case Column::kDp:
-            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.dp));
+            ok = (p = FastInt(p, IntMin::kNonNegative, &t.dp[row]));
             break;
           case Column::kPp:
-            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.pp));
+            ok = (p = FastInt(p, IntMin::kNonNegative, &t.pp[row]));
             break;
           case Column::kRank:
-            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.rank));
+            ok = (p = FastInt(p, IntMin::kNonNegative, &t.rank[row]));
             break;
           case Column::kStep:
-            ok = (p = FastInt(p, end, IntMin::kAny, &t.step));
+            ok = (p = FastInt(p, IntMin::kAny, &t.step[row]));
             break;
           case Column::kSeqId:
-            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.seq_id));
+            ok = (p = FastInt(p, IntMin::kNonNegative, &t.seq_id[row]));
             break;
           case Column::kChunk:
-            ok = (p = FastInt(p, end, IntMin::kMinusOne, &t.chunk));
+            ok = (p = FastInt(p, IntMin::kMinusOne, &t.chunk[row]));
             break;
           case Column::kMicrobatch:
-            ok = (p = FastInt(p, end, IntMin::kMinusOne, &t.microbatch));
+            ok = (p = FastInt(p, IntMin::kMinusOne, &t.microbatch[row]));
             break;
           case Column::kGlobalChunk:
-            ok = (p = FastInt(p, end, IntMin::kMinusOne, &t.global_chunk));
+            ok = (p = FastInt(p, IntMin::kMinusOne, &t.global_chunk[row]));
             break;
           case Column::kTp:
-            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.tp));
+            ok = (p = FastInt(p, IntMin::kNonNegative, &t.tp[row]));
             break;
           case Column::kCp:
-            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.cp));
+            ok = (p = FastInt(p, IntMin::kNonNegative, &t.cp[row]));
             break;
           case Column::kTokens:
-            ok = (p = FastInt(p, end, IntMin::kNonNegative, &t.tokens));
+            ok = (p = FastInt(p, IntMin::kNonNegative, &t.tokens[row]));
             break;
           case Column::kOpType: {
             const char* field_end = ScanFieldText(p);
@@ -508,16 +581,16 @@ size_t OpsCsvParser::ParseRowsFast(std::string_view lines, size_t* count) {
                           p, static_cast<size_t>(field_end - p)));
             ok = type.has_value();
             if (ok) {
-              t.op_type.push_back(*type);
+              t.op_type[row] = *type;
               p = field_end;
             }
             break;
           }
           case Column::kStart:
-            ok = (p = FastSeconds(p, end, /*is_duration=*/false));
+            ok = (p = FastSeconds(p, end, /*is_duration=*/false, row));
             break;
           case Column::kDur:
-            ok = (p = FastSeconds(p, end, /*is_duration=*/true));
+            ok = (p = FastSeconds(p, end, /*is_duration=*/true, row));
             break;
         }
       }
@@ -533,11 +606,8 @@ size_t OpsCsvParser::ParseRowsFast(std::string_view lines, size_t* count) {
         p += 2;
       }
     }
-    if (!ok) {
-      TruncateRows(rows_);  // what the record had added
-      break;
-    }
-    ++rows_;
+    if (!ok) break;
+    ++row;
     ++*count;
     record = p;
   }
@@ -545,10 +615,10 @@ size_t OpsCsvParser::ParseRowsFast(std::string_view lines, size_t* count) {
 }
 
 // ParseRowsFast on every core: `lines` is cut at line ends into one part
-// per thread; the first is parsed into this table, the others into tables
-// of their own, appended in order. The result is ParseRowsFast's: the parts
-// are taken in order up to the first that stops early (its rows up to
-// there), and the general path goes on from that point.
+// per thread, each parsed straight into its rows of the table (their
+// offsets from the parts' line counts). The result is ParseRowsFast's: the
+// parts are taken in order up to the first that stops early (its rows up
+// to there), and the general path goes on from that point.
 size_t OpsCsvParser::ParseRowsParallel(std::string_view lines, size_t* count) {
   const size_t want = std::min(threads_, lines.size() / kMinPartBytes);
   std::vector<std::string_view> parts;
@@ -562,48 +632,27 @@ size_t OpsCsvParser::ParseRowsParallel(std::string_view lines, size_t* count) {
     from = cut;
   }
   parts.push_back(lines.substr(from));
-  // The parts' parsers live as long as this one: their columns keep their
-  // capacity, so no window pays for fresh memory again.
-  while (parts_.size() < parts.size()) {
-    parts_.push_back(std::make_unique<OpsCsvParser>(source_, 0,
-                                                    max_line_bytes_));
-    parts_.back()->CopyHeaderFrom(*this);
+  std::vector<size_t> first_row(parts.size() + 1, rows_);
+  for (size_t k = 0; k < parts.size(); ++k) {
+    first_row[k + 1] = first_row[k] + CountLines(parts[k]);
   }
+  GrowRows(first_row.back() - rows_);
   std::vector<size_t> taken(parts.size()), counts(parts.size());
   ParallelFor(parts.size(), parts.size(), [&](size_t k, size_t /*worker*/) {
-    OpsCsvParser* parser = k == 0 ? this : parts_[k].get();
-    taken[k] = parser->ParseRowsFast(parts[k], &counts[k]);
+    taken[k] = ParseRowsAt(parts[k], first_row[k], &counts[k]);
   });
   // Parts are taken in order up to the first that stopped early (its rows
-  // up to there included); every other part's rows are dropped. The parts'
-  // columns are emptied with their capacity kept.
-  size_t total = 0, used = parts.size();
+  // up to there included); every later part's rows are dropped.
+  size_t total = 0;
   *count = 0;
   for (size_t k = 0; k < parts.size(); ++k) {
     total += taken[k];
     *count += counts[k];
-    if (taken[k] != parts[k].size()) {
-      used = k + 1;
-      break;
-    }
+    if (taken[k] != parts[k].size()) break;
   }
-  for (size_t k = 1; k < parts.size(); ++k) {
-    if (k < used) AppendRows(parts_[k].get());
-    parts_[k]->ClearRows();
-  }
+  rows_ += *count;
+  TruncateRows(rows_);
   return total;
-}
-
-// A parser for rows only, with this one's columns (for ParseRowsParallel).
-void OpsCsvParser::CopyHeaderFrom(const OpsCsvParser& other) {
-  header_done_ = true;
-  names_ = other.names_;
-  roles_ = other.roles_;
-  extra_index_ = other.extra_index_;
-  present_ = other.present_;
-  for (const trace::ExtraColumn& extra : other.table_.extra) {
-    table_.extra.push_back(trace::ExtraColumn{extra.name, {}});
-  }
 }
 
 // Empties the table, keeping each column's capacity.
@@ -612,21 +661,13 @@ void OpsCsvParser::ClearRows() {
   rows_ = 0;
 }
 
-// Copies the rows of `other` (same columns) to the end of this table.
-void OpsCsvParser::AppendRows(OpsCsvParser* other) {
-  table_.AppendRows(other->table_, 0, other->table_.size());
-  rows_ += other->rows_;
-}
-
 // An integer field of the fast path: the same conversion and checks as
 // ReadInt and StoreInt; nullptr (nothing stored) when they would fail or
 // take the general path.
 template <typename T>
-const char* OpsCsvParser::FastInt(const char* p, const char* end, IntMin min,
-                                  std::vector<T>* column) {
+const char* OpsCsvParser::FastInt(const char* p, IntMin min, T* out) {
   // ops_csv::ParseDecimal's rules (at most 18 digits, fits T), without its
   // per-digit bound checks: the line's '\n' ends the digits.
-  (void)end;
   const bool negative = *p == '-';
   if (negative) ++p;
   const char* const digits = p;
@@ -646,15 +687,15 @@ const char* OpsCsvParser::FastInt(const char* p, const char* end, IntMin min,
                                                     : 0;
   if (magnitude > limit) return nullptr;
   const auto value = static_cast<int64_t>(magnitude);
-  column->push_back(static_cast<T>(negative ? -value : value));
+  *out = static_cast<T>(negative ? -value : value);
   return p;
 }
 
 // A time field of the fast path (seconds, a plain decimal): the values
-// ReadSeconds and StoreSeconds would store, the digits scanned once;
-// nullptr (nothing stored) when they would fail or take the general path.
+// ReadSeconds and StoreSeconds would store, into row `row`, the digits
+// scanned once; nullptr when they would fail or take the general path.
 const char* OpsCsvParser::FastSeconds(const char* p, const char* end,
-                                      bool is_duration) {
+                                      bool is_duration, size_t row) {
   ops_csv::PlainDecimal d;
   const char* const next = ops_csv::ScanPlainDecimal(p, end, &d);
   if (next == nullptr) return nullptr;
@@ -663,15 +704,15 @@ const char* OpsCsvParser::FastSeconds(const char* p, const char* end,
   trace::OpsTable& t = table_;
   if (is_duration) {
     if (seconds < 0) return nullptr;
-    t.dur_ns.push_back(ops_csv::SecondsToNs(seconds));
-    t.dur_s32.push_back(static_cast<float>(seconds));
+    t.dur_ns[row] = ops_csv::SecondsToNs(seconds);
+    t.dur_s32[row] = static_cast<float>(seconds);
   } else {
     const std::optional<trace::ExactTime> exact =
         PlainDecimalSecondsToExactTime(d.negative, d.mantissa, d.fraction);
     if (!exact) return nullptr;
-    t.start_ns.push_back(exact->ns);
-    t.start_rem_as.push_back(exact->rem_as);
-    t.start_s32.push_back(static_cast<float>(seconds));
+    t.start_ns[row] = exact->ns;
+    t.start_rem_as[row] = exact->rem_as;
+    t.start_s32[row] = static_cast<float>(seconds);
   }
   return next;
 }

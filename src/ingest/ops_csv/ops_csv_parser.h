@@ -105,15 +105,15 @@ class OpsCsvParser {
   Status CheckRequiredColumns() const;
   void ReserveRows(std::string_view window);
   Status ParseRows();
+  void GrowRows(size_t more);
   size_t ParseRowsFast(std::string_view lines, size_t* count);
+  size_t ParseRowsAt(std::string_view lines, size_t at, size_t* count);
   size_t ParseRowsParallel(std::string_view lines, size_t* count);
-  void CopyHeaderFrom(const OpsCsvParser& other);
-  void AppendRows(OpsCsvParser* other);
   void ClearRows();
   template <typename T>
-  const char* FastInt(const char* p, const char* end, ops_csv::IntMin min,
-                      std::vector<T>* column);
-  const char* FastSeconds(const char* p, const char* end, bool is_duration);
+  static const char* FastInt(const char* p, ops_csv::IntMin min, T* out);
+  const char* FastSeconds(const char* p, const char* end, bool is_duration,
+                          size_t row);
   bool ParseField(size_t field_index);
   template <typename T>
   bool ReadInt(size_t field_index, ops_csv::IntMin min, std::vector<T>* column);
@@ -143,8 +143,6 @@ class OpsCsvParser {
   std::string source_;
   size_t text_bytes_hint_;
   size_t threads_;
-  // ParseRowsParallel's parsers of the parts after the first.
-  std::vector<std::unique_ptr<OpsCsvParser>> parts_;
   bool general_path_only_ = false;
   bool drop_extra_ = false;
   size_t max_line_bytes_;
