@@ -614,13 +614,17 @@ size_t OpsCsvParser::ParseRowsAt(std::string_view lines, size_t at,
   return static_cast<size_t>(record - begin);
 }
 
-// ParseRowsFast on every core: `lines` is cut at line ends into one part
-// per thread, each parsed straight into its rows of the table (their
-// offsets from the parts' line counts). The result is ParseRowsFast's: the
+// ParseRowsFast on every core: `lines` is cut at line ends into parts of
+// at least kMinPartBytes, up to kPartsPerThread per thread, each parsed
+// straight into its rows of the table (their offsets from the parts' line
+// counts). Several parts per thread, handed out as threads come free,
+// keep both busy when one is slowed (by the inflating thread sharing its
+// core): with one part each, the other waited at the end of every piece. The result is ParseRowsFast's: the
 // parts are taken in order up to the first that stops early (its rows up
 // to there), and the general path goes on from that point.
 size_t OpsCsvParser::ParseRowsParallel(std::string_view lines, size_t* count) {
-  const size_t want = std::min(threads_, lines.size() / kMinPartBytes);
+  const size_t want =
+      std::min(kPartsPerThread * threads_, lines.size() / kMinPartBytes);
   std::vector<std::string_view> parts;
   size_t from = 0;
   for (size_t k = 1; k < want; ++k) {
@@ -638,7 +642,8 @@ size_t OpsCsvParser::ParseRowsParallel(std::string_view lines, size_t* count) {
   }
   GrowRows(first_row.back() - rows_);
   std::vector<size_t> taken(parts.size()), counts(parts.size());
-  ParallelFor(parts.size(), parts.size(), [&](size_t k, size_t /*worker*/) {
+  const size_t workers = std::min(threads_, parts.size());
+  ParallelFor(parts.size(), workers, [&](size_t k, size_t /*worker*/) {
     taken[k] = ParseRowsAt(parts[k], first_row[k], &counts[k]);
   });
   // Parts are taken in order up to the first that stopped early (its rows

@@ -47,8 +47,10 @@ class OpsCsvParser {
                uint64_t max_line_bytes = kDefaultMaxLineBytes,
                size_t threads = 1);
 
-  // The least text worth a thread of its own.
+  // The least text worth a thread of its own, and how many parts a piece
+  // is cut into per thread at most.
   static constexpr size_t kMinPartBytes = size_t{256} << 10;
+  static constexpr size_t kPartsPerThread = 4;
   OpsCsvParser(const OpsCsvParser&) = delete;
   OpsCsvParser& operator=(const OpsCsvParser&) = delete;
 
