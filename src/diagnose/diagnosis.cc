@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include "base/f32.h"
+#include "base/parallel_for.h"
 #include "base/str_format.h"
 #include "diagnose/detectors.h"
 
@@ -142,13 +144,22 @@ Diagnosis Diagnose(const whatif::PreparedTrace& t,
   // On equal confidence the earlier wins: stages and microbatches before
   // host delays, and persistent late starts are data loading before they
   // are host pauses.
-  std::vector<Finding> all = {DetectFaultyWorker(r)};
-  for (Finding f :
-       {DetectStageImbalance(t, r), DetectSequenceLengthImbalance(t, r),
-        DetectDataLoading(t, r), DetectHostPause(t, r),
-        DetectCommunication(r)}) {
-    all.push_back(std::move(f));
-  }
+  // The detectors that scan the trace run side by side (each is pure).
+  using Detector = Finding (*)(const whatif::PreparedTrace&,
+                               const whatif::WhatIfResult&);
+  static constexpr Detector kTraceDetectors[] = {
+      DetectStageImbalance, DetectSequenceLengthImbalance, DetectDataLoading,
+      DetectHostPause};
+  constexpr size_t kNumTrace = std::size(kTraceDetectors);
+  std::vector<Finding> all(2 + kNumTrace);
+  all[0] = DetectFaultyWorker(r);
+  const size_t threads =
+      options.threads == 0 ? HardwareThreads() : options.threads;
+  ParallelFor(kNumTrace, std::min(threads, kNumTrace),
+              [&](size_t k, size_t /*worker*/) {
+                all[1 + k] = kTraceDetectors[k](t, r);
+              });
+  all[1 + kNumTrace] = DetectCommunication(r);
   std::stable_sort(all.begin(), all.end(),
                    [](const Finding& a, const Finding& b) {
                      return a.confidence > b.confidence;

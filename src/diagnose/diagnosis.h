@@ -84,6 +84,7 @@ struct DiagnoseOptions {
   // node is rank / gpus_per_node by assumption.
   bool gpus_per_node_assumed = false;
   int32_t tp = 1;  // traced worker = its TP group's first rank
+  size_t threads = 1;  // detectors run at once (0: one per core)
 };
 
 Diagnosis Diagnose(const whatif::PreparedTrace& trace,

@@ -188,7 +188,8 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
       {.gpus_per_node = GpusPerNode(in.meta),
        .gpus_per_node_assumed = !HasGpusPerNode(in.meta) &&
                                 in.prepared.topology.hosts.empty(),
-       .tp = in.meta.tp});
+       .tp = in.meta.tp,
+       .threads = options.whatif.threads});
   if (!in.coverage.empty()) {
     diagnose::WithoutDiagnosis(in.coverage, &report.diagnosis);
   }
