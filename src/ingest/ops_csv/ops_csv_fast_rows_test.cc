@@ -91,29 +91,46 @@ struct OddField {
 };
 
 // A CSV of `rows` rows with the published columns plus tp_rank and a text
-// column, with `odd` in place of one field.
-std::string RandomCsv(uint64_t seed, size_t rows, const OddField& odd = {}) {
+// column, with `odd` in place of one field; `shuffled`: the same fields in
+// another column order (the text column first), which the fast path reads
+// with a dispatch per field instead of its straight run of the published
+// order.
+std::string RandomCsv(uint64_t seed, size_t rows, const OddField& odd = {},
+                      bool shuffled = false) {
   std::mt19937_64 rng(seed);
   static const char* const kTypes[] = {
       "forward-compute", "backward-compute",         "optimizer", "gc",
       "forward-send",    "separate-grads-all-reduce"};
-  std::string csv =
-      "dp_rank,stage,rank,step,optype,start_ts,duration,seq_id,mc,mb_id,gmc,"
-      "tp_rank,name\n";
+  static const char* const kNames[kFields] = {
+      "dp_rank", "stage", "rank",  "step", "optype",  "start_ts", "duration",
+      "seq_id",  "mc",    "mb_id", "gmc",  "tp_rank", "name"};
+  static constexpr size_t kIdentity[kFields] = {0, 1, 2, 3, 4,  5, 6,
+                                                7, 8, 9, 10, 11, 12};
+  static constexpr size_t kShuffled[kFields] = {12, 3, 1, 0, 2,  4, 6,
+                                                5,  10, 9, 8, 7, 11};
+  const size_t* order = shuffled ? kShuffled : kIdentity;
+  std::string csv;
+  for (size_t k = 0; k < kFields; ++k) {
+    csv += (k > 0 ? "," : "") + std::string(kNames[order[k]]);
+  }
+  csv += '\n';
+  std::string field[kFields];
   for (size_t i = 0; i < rows; ++i) {
     for (size_t f = 0; f < kFields; ++f) {
-      if (f > 0) csv += ',';
-      if (i == odd.row && f == odd.field) {
-        csv += odd.text;
-      } else if (f == kOpTypeField) {
-        csv += kTypes[rng() % std::size(kTypes)];
+      if (f == kOpTypeField) {
+        field[f] = kTypes[rng() % std::size(kTypes)];
       } else if (f == kStartField || f == kDurField) {
-        csv += Seconds(rng);
+        field[f] = Seconds(rng);
       } else if (f == kTextField) {
-        csv += "op" + std::to_string(rng() % 100);
+        field[f] = "op" + std::to_string(rng() % 100);
       } else {
-        csv += std::to_string(rng() % 5000);
+        field[f] = std::to_string(rng() % 5000);
       }
+      if (i == odd.row && f == odd.field) field[f] = odd.text;
+    }
+    for (size_t k = 0; k < kFields; ++k) {
+      if (k > 0) csv += ',';
+      csv += field[order[k]];
     }
     csv += '\n';
   }
@@ -122,19 +139,20 @@ std::string RandomCsv(uint64_t seed, size_t rows, const OddField& odd = {}) {
 
 // Plain rows: the fast path takes every one, on every thread.
 TEST(OpsCsvFastRowsTest, PlainRowsMatchTheGeneralPath) {
-  const std::string csv = RandomCsv(1, 40000);
-  ASSERT_GT(csv.size(), 4 * OpsCsvParser::kMinPartBytes);
-  const Result<trace::OpsTable> expected =
-      Parse(csv, {.general_only = true});
-  ASSERT_TRUE(expected.ok()) << expected.status().message();
-  EXPECT_EQ(expected->size(), 40000u);
-  for (size_t threads : {1, 2, 3, 8}) {
-    EXPECT_TRUE(SameOutcome(Parse(csv, {.threads = threads}), expected))
-        << threads << " threads";
-    EXPECT_TRUE(
-        SameOutcome(Parse(csv, {.threads = threads, .piece_bytes = 777777}),
-                    expected))
-        << threads << " threads, pieces";
+  for (const bool shuffled : {false, true}) {
+    const std::string csv = RandomCsv(1, 40000, {}, shuffled);
+    ASSERT_GT(csv.size(), 4 * OpsCsvParser::kMinPartBytes);
+    const Result<trace::OpsTable> expected =
+        Parse(csv, {.general_only = true});
+    ASSERT_TRUE(expected.ok()) << expected.status().message();
+    EXPECT_EQ(expected->size(), 40000u);
+    for (size_t threads : {1, 2, 3, 8}) {
+      EXPECT_TRUE(SameOutcome(Parse(csv, {.threads = threads}), expected))
+          << threads << " threads, shuffled " << shuffled;
+      EXPECT_TRUE(SameOutcome(
+          Parse(csv, {.threads = threads, .piece_bytes = 777777}), expected))
+          << threads << " threads, pieces, shuffled " << shuffled;
+    }
   }
 }
 
@@ -168,14 +186,16 @@ TEST(OpsCsvFastRowsTest, EachOddFieldMatchesTheGeneralPath) {
       const OddField odd{.row = (c * 7919) % rows,
                          .field = cases[c].first,
                          .text = cases[c].second};
-      const std::string csv = RandomCsv(c, rows, odd);
+      // Every other case in the shuffled column order.
+      const std::string csv = RandomCsv(c, rows, odd, c % 2 == 1);
       const Result<trace::OpsTable> expected =
           Parse(csv, {.general_only = true});
       (expected.ok() ? tables : errors) += 1;
       for (size_t threads : {size_t{1}, size_t{3}}) {
         ASSERT_TRUE(SameOutcome(Parse(csv, {.threads = threads}), expected))
             << "field " << odd.field << " = '" << odd.text << "' in row "
-            << odd.row << " of " << rows << ", " << threads << " threads";
+            << odd.row << " of " << rows << ", " << threads << " threads"
+            << (c % 2 == 1 ? ", shuffled" : "");
       }
       ASSERT_TRUE(
           SameOutcome(Parse(csv, {.threads = 2, .piece_bytes = 3001}),

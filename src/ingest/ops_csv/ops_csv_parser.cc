@@ -315,6 +315,12 @@ Status OpsCsvParser::ParseHeader(std::string_view window, bool final) {
   RETURN_IF_ERROR(SetColumns(fields));
   RETURN_IF_ERROR(CheckRequiredColumns());
   header_done_ = true;
+  // The published column order (and the writer's): the first fields get
+  // the fast path without a dispatch per field.
+  canonical_prefix_ = names_.size() > kCanonicalPrefix;
+  for (size_t i = 0; i < kCanonicalPrefix && canonical_prefix_; ++i) {
+    canonical_prefix_ = roles_[i] == static_cast<int8_t>(i);
+  }
   ReserveRows(window);
   return Status::Ok();
 }
@@ -524,7 +530,13 @@ size_t OpsCsvParser::ParseRowsAt(std::string_view lines, size_t at,
   while (record != end) {
     const char* p = record;
     bool ok = true;
-    for (size_t i = 0; ok && i <= last; ++i) {
+    size_t i = 0;
+    if (canonical_prefix_) {
+      ok = FastPrefix(&p, end, row,
+                      std::make_index_sequence<kCanonicalPrefix>());
+      i = kCanonicalPrefix;
+    }
+    for (; ok && i <= last; ++i) {
       const int8_t role = roles_[i];
       if (role == kExtraField) {
         const char* field_end = ScanFieldText(p);
@@ -538,61 +550,8 @@ size_t OpsCsvParser::ParseRowsAt(std::string_view lines, size_t at,
         }
         p = field_end;
       } else {
-        switch (static_cast<Column>(role)) {
-          case Column::kDp:
-            ok = (p = FastInt(p, IntMin::kNonNegative, &t.dp[row]));
-            break;
-          case Column::kPp:
-            ok = (p = FastInt(p, IntMin::kNonNegative, &t.pp[row]));
-            break;
-          case Column::kRank:
-            ok = (p = FastInt(p, IntMin::kNonNegative, &t.rank[row]));
-            break;
-          case Column::kStep:
-            ok = (p = FastInt(p, IntMin::kAny, &t.step[row]));
-            break;
-          case Column::kSeqId:
-            ok = (p = FastInt(p, IntMin::kNonNegative, &t.seq_id[row]));
-            break;
-          case Column::kChunk:
-            ok = (p = FastInt(p, IntMin::kMinusOne, &t.chunk[row]));
-            break;
-          case Column::kMicrobatch:
-            ok = (p = FastInt(p, IntMin::kMinusOne, &t.microbatch[row]));
-            break;
-          case Column::kGlobalChunk:
-            ok = (p = FastInt(p, IntMin::kMinusOne, &t.global_chunk[row]));
-            break;
-          case Column::kTp:
-            ok = (p = FastInt(p, IntMin::kNonNegative, &t.tp[row]));
-            break;
-          case Column::kCp:
-            ok = (p = FastInt(p, IntMin::kNonNegative, &t.cp[row]));
-            break;
-          case Column::kTokens:
-            ok = (p = FastInt(p, IntMin::kNonNegative, &t.tokens[row]));
-            break;
-          case Column::kOpType: {
-            const char* field_end = ScanFieldText(p);
-            const std::optional<OpType> type =
-                field_end == nullptr
-                    ? std::nullopt
-                    : op_types_.Find(std::string_view(
-                          p, static_cast<size_t>(field_end - p)));
-            ok = type.has_value();
-            if (ok) {
-              t.op_type[row] = *type;
-              p = field_end;
-            }
-            break;
-          }
-          case Column::kStart:
-            ok = (p = FastSeconds(p, end, /*is_duration=*/false, row));
-            break;
-          case Column::kDur:
-            ok = (p = FastSeconds(p, end, /*is_duration=*/true, row));
-            break;
-        }
+        p = FastField(static_cast<Column>(role), p, end, row);
+        ok = p != nullptr;
       }
       if (!ok) break;
       // The delimiter: ',' between fields, LF or CRLF after the last.
@@ -612,6 +571,103 @@ size_t OpsCsvParser::ParseRowsAt(std::string_view lines, size_t at,
     record = p;
   }
   return static_cast<size_t>(record - begin);
+}
+
+// One field of the fast path, of column C, into row `row`; the end of its
+// text, or nullptr (the general path decides).
+template <Column C>
+const char* OpsCsvParser::FastFieldOf(const char* p, const char* end,
+                                      size_t row) {
+  trace::OpsTable& t = table_;
+  if constexpr (C == Column::kDp) {
+    return FastInt(p, IntMin::kNonNegative, &t.dp[row]);
+  } else if constexpr (C == Column::kPp) {
+    return FastInt(p, IntMin::kNonNegative, &t.pp[row]);
+  } else if constexpr (C == Column::kRank) {
+    return FastInt(p, IntMin::kNonNegative, &t.rank[row]);
+  } else if constexpr (C == Column::kStep) {
+    return FastInt(p, IntMin::kAny, &t.step[row]);
+  } else if constexpr (C == Column::kSeqId) {
+    return FastInt(p, IntMin::kNonNegative, &t.seq_id[row]);
+  } else if constexpr (C == Column::kChunk) {
+    return FastInt(p, IntMin::kMinusOne, &t.chunk[row]);
+  } else if constexpr (C == Column::kMicrobatch) {
+    return FastInt(p, IntMin::kMinusOne, &t.microbatch[row]);
+  } else if constexpr (C == Column::kGlobalChunk) {
+    return FastInt(p, IntMin::kMinusOne, &t.global_chunk[row]);
+  } else if constexpr (C == Column::kTp) {
+    return FastInt(p, IntMin::kNonNegative, &t.tp[row]);
+  } else if constexpr (C == Column::kCp) {
+    return FastInt(p, IntMin::kNonNegative, &t.cp[row]);
+  } else if constexpr (C == Column::kTokens) {
+    return FastInt(p, IntMin::kNonNegative, &t.tokens[row]);
+  } else if constexpr (C == Column::kOpType) {
+    const char* field_end = ScanFieldText(p);
+    if (field_end == nullptr) return nullptr;
+    const std::optional<OpType> type = op_types_.Find(
+        std::string_view(p, static_cast<size_t>(field_end - p)));
+    if (!type) return nullptr;
+    t.op_type[row] = *type;
+    return field_end;
+  } else if constexpr (C == Column::kStart) {
+    return FastSeconds(p, end, /*is_duration=*/false, row);
+  } else {
+    static_assert(C == Column::kDur);
+    return FastSeconds(p, end, /*is_duration=*/true, row);
+  }
+}
+
+// FastFieldOf for a column known at run time.
+const char* OpsCsvParser::FastField(Column c, const char* p, const char* end,
+                                    size_t row) {
+  switch (c) {
+    case Column::kDp:
+      return FastFieldOf<Column::kDp>(p, end, row);
+    case Column::kPp:
+      return FastFieldOf<Column::kPp>(p, end, row);
+    case Column::kRank:
+      return FastFieldOf<Column::kRank>(p, end, row);
+    case Column::kStep:
+      return FastFieldOf<Column::kStep>(p, end, row);
+    case Column::kOpType:
+      return FastFieldOf<Column::kOpType>(p, end, row);
+    case Column::kStart:
+      return FastFieldOf<Column::kStart>(p, end, row);
+    case Column::kDur:
+      return FastFieldOf<Column::kDur>(p, end, row);
+    case Column::kSeqId:
+      return FastFieldOf<Column::kSeqId>(p, end, row);
+    case Column::kChunk:
+      return FastFieldOf<Column::kChunk>(p, end, row);
+    case Column::kMicrobatch:
+      return FastFieldOf<Column::kMicrobatch>(p, end, row);
+    case Column::kGlobalChunk:
+      return FastFieldOf<Column::kGlobalChunk>(p, end, row);
+    case Column::kTp:
+      return FastFieldOf<Column::kTp>(p, end, row);
+    case Column::kCp:
+      return FastFieldOf<Column::kCp>(p, end, row);
+    case Column::kTokens:
+      return FastFieldOf<Column::kTokens>(p, end, row);
+  }
+  return nullptr;
+}
+
+// The first kCanonicalPrefix fields of a record in the published column
+// order, each with its ',', one after the other without a dispatch per
+// field (an indirect jump each, ~12% of the row loop); false where a field
+// would leave the fast path.
+template <size_t... I>
+bool OpsCsvParser::FastPrefix(const char** p, const char* end, size_t row,
+                              std::index_sequence<I...> /*columns*/) {
+  const auto field = [&](auto column) {
+    const char* next = FastFieldOf<decltype(column)::value>(*p, end, row);
+    if (next == nullptr || *next != ',') return false;
+    *p = next + 1;
+    return true;
+  };
+  return (field(std::integral_constant<Column, static_cast<Column>(I)>()) &&
+          ...);
 }
 
 // ParseRowsFast on every core: `lines` is cut at line ends into parts of

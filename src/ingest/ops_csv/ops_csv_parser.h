@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -114,6 +115,13 @@ class OpsCsvParser {
   void ClearRows();
   template <typename T>
   static const char* FastInt(const char* p, ops_csv::IntMin min, T* out);
+  template <ops_csv::Column C>
+  const char* FastFieldOf(const char* p, const char* end, size_t row);
+  const char* FastField(ops_csv::Column c, const char* p, const char* end,
+                        size_t row);
+  template <size_t... I>
+  bool FastPrefix(const char** p, const char* end, size_t row,
+                  std::index_sequence<I...> columns);
   const char* FastSeconds(const char* p, const char* end, bool is_duration,
                           size_t row);
   bool ParseField(size_t field_index);
@@ -177,6 +185,10 @@ class OpsCsvParser {
   std::vector<int8_t> roles_;        // per field: a Column, or kExtraField
   std::vector<size_t> extra_index_;  // per field: index in table_.extra
   std::array<bool, ops_csv::kNumColumns> present_{};
+  // The first kCanonicalPrefix fields are the first columns of
+  // ops_csv::kColumnNames, in order, and more fields follow.
+  static constexpr size_t kCanonicalPrefix = 10;
+  bool canonical_prefix_ = false;
   size_t rows_ = 0;  // complete rows in table_
   trace::OpsTable table_;
   Status error_;  // left by the bool-returning field readers
