@@ -2,6 +2,7 @@
 #include "cli/analyze_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <utility>
 
@@ -12,8 +13,10 @@
 #include "cli/output_file.h"
 #include "cli/process_group.h"
 #include "cli/report_flags.h"
+#include "cli/simulate_limits.h"
 #include "ingest/kineto/kineto_file.h"
 #include "load/job_files.h"
+#include "load/ops_csv_size.h"
 #include "load/streamed_ops_csv.h"
 #include "report/report.h"
 
@@ -42,7 +45,11 @@ const char kAnalyzeUsageHead[] =
     "                        sorted on disk. Same numbers; no diagnosis, plan\n"
     "                        or timelines\n"
     "  --spill-dir DIR       where --window-ops keeps its windows (16 bytes\n"
-    "                        per op; default /tmp)\n";
+    "                        per op; default /tmp)\n"
+    "  --memory-budget N     what the analysis may hold (K, M, G suffixes;\n"
+    "                        default half the physical memory or ulimit -v):\n"
+    "                        an ops CSV estimated larger in memory is\n"
+    "                        analysed in windows of 1M ops, as --window-ops\n";
 
 namespace {
 
@@ -69,30 +76,92 @@ std::string AnalyzeUsage() {
 
 namespace {
 
-// --window-ops: an ops CSV read and analysed a window of steps at a time.
+// The window of the analysis in windows that the memory budget chooses.
+constexpr uint64_t kBudgetWindowOps = uint64_t{1} << 20;
+
+// Whether an ops CSV is too large to analyse in memory: its estimated
+// rows at load::kInMemoryBytesPerOp over --memory-budget (default: half
+// this machine's memory). Returns why ("" when it fits).
+Result<std::string> OverMemoryBudget(const Flags& flags,
+                                     const std::string& trace) {
+  MemoryBudget budget = ThisMachinesBudget();
+  if (const std::optional<std::string> text = flags.Get("memory-budget")) {
+    const std::optional<uint64_t> bytes = ParseBytes(*text);
+    if (!bytes || *bytes == 0 || *bytes > (uint64_t{1} << 50)) {
+      return InvalidInput(
+          "flag --memory-budget: expected a size in bytes (K, M, G "
+          "suffixes), got \"" + *text + "\"");
+    }
+    budget.bytes = static_cast<int64_t>(*bytes);
+    budget.what = "--memory-budget";
+  }
+  const auto fit_rows =
+      static_cast<uint64_t>(budget.bytes) / load::kInMemoryBytesPerOp;
+  std::error_code ec;
+  const uintmax_t file_bytes = std::filesystem::file_size(trace, ec);
+  if (ec || load::MaxOpsCsvRows(file_bytes) <= fit_rows) {
+    return std::string();  // too small to matter (or reported when read)
+  }
+  Result<load::OpsCsvSize> size = load::EstimateOpsCsvSize(trace);
+  if (!size.ok() || size->rows <= fit_rows) return std::string();
+  const auto need = static_cast<int64_t>(
+      std::min<uint64_t>(size->rows, uint64_t{1} << 50) *
+      load::kInMemoryBytesPerOp);
+  return StrFormat("%s%.3g ops need about %s in memory, more than %s (%s)",
+                   size->whole ? "" : "about ",
+                   static_cast<double>(size->rows), MemoryText(need).c_str(),
+                   MemoryText(budget.bytes).c_str(),
+                   budget.what == "--memory-budget"
+                       ? "--memory-budget"
+                       : ("half of the " + MemoryText(budget.of) + " " +
+                          budget.what)
+                             .c_str());
+}
+
+// --window-ops, or a trace over the memory budget (`over_budget` says
+// why): an ops CSV read and analysed a window of steps at a time.
 Status RunInWindows(const Flags& flags, const load::JobRead& read,
                     const report::ReportOptions& options, OutputFiles* out,
-                    ReportView view) {
+                    ReportView view, const std::string& over_budget) {
   if (load::IsKinetoJob(read.inputs)) {
     return InvalidInput("flag --window-ops: only for an ops CSV");
   }
   if (view == ReportView::kPlan) {
     return InvalidInput(
-        "flag --window-ops: the plan needs the whole trace in memory");
+        over_budget.empty()
+            ? "flag --window-ops: the plan needs the whole trace in memory"
+            : read.inputs[0] + ": " + over_budget +
+                  ", and the plan needs the whole trace in memory "
+                  "(--memory-budget to allow more)");
   }
   if (ProcessCollective() != nullptr) {
     return InvalidInput(
         "flag --window-ops: not under mpirun yet (each process would read "
         "the whole file); run one process");
   }
-  const std::string text = flags.Get("window-ops").value_or("");
-  const std::optional<uint64_t> window = ParseBytes(text);
-  if (!window || *window == 0 || *window > (uint64_t{1} << 32)) {
-    return InvalidInput(
-        "flag --window-ops: expected a count of ops from 1 to 4G (K, M, G "
-        "suffixes), got \"" + text + "\"");
+  if (options.timelines && !over_budget.empty()) {
+    return InvalidInput(read.inputs[0] + ": " + over_budget +
+                        ", and timelines need the whole trace in memory "
+                        "(--memory-budget to allow more)");
   }
-  load::StreamOptions stream{.window_ops = static_cast<size_t>(*window),
+  uint64_t window_ops = kBudgetWindowOps;
+  if (over_budget.empty()) {
+    const std::string text = flags.Get("window-ops").value_or("");
+    const std::optional<uint64_t> window = ParseBytes(text);
+    if (!window || *window == 0 || *window > (uint64_t{1} << 32)) {
+      return InvalidInput(
+          "flag --window-ops: expected a count of ops from 1 to 4G (K, M, G "
+          "suffixes), got \"" + text + "\"");
+    }
+    window_ops = *window;
+  } else if (!flags.Has("quiet")) {
+    std::fprintf(stderr,
+                 "strag: %s: %s: analysing it in windows of steps "
+                 "(--window-ops 1M); the numbers are exact, the diagnosis "
+                 "needs the whole trace\n",
+                 Printable(read.inputs[0]).c_str(), over_budget.c_str());
+  }
+  load::StreamOptions stream{.window_ops = static_cast<size_t>(window_ops),
                              .spill_dir = flags.Get("spill-dir").value_or("/tmp"),
                              .threads = read.threads,
                              .limits = read.limits};
@@ -113,16 +182,21 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
   report::ReportInput in{.source = read.inputs[0],
                          .prepared = job.windows->shape(),
                          .meta = read.meta};
-  ASSIGN_OR_RETURN(
-      const report::Report report,
-      report::BuildWindowedReport(std::move(in), job.windows.get(), options));
+  const std::string for_a_cause =
+      over_budget.empty() ? "run without --window-ops for a cause"
+                          : "the trace is over the memory budget: "
+                            "--memory-budget to allow more, for a cause";
+  ASSIGN_OR_RETURN(const report::Report report,
+                   report::BuildWindowedReport(std::move(in),
+                                               job.windows.get(), options,
+                                               for_a_cause));
   return WriteReport(flags, report, out, view);
 }
 
 Status Run(const std::vector<std::string>& args, ReportView view) {
   FlagSpec spec{
       .with_value = {"meta", "dp", "pp", "tp", "cp", "vpp", "rank-map",
-                     "hosts", "window-ops", "spill-dir"},
+                     "hosts", "window-ops", "spill-dir", "memory-budget"},
       .booleans = {},
   };
   AddReportFlags(&spec);
@@ -173,7 +247,16 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
                      ParseRankMap(flags.Get("rank-map").value_or("")));
   }
   if (flags.Has("window-ops")) {
-    return RunInWindows(flags, read, options, &out, view);
+    return RunInWindows(flags, read, options, &out, view, "");
+  }
+  // An ops CSV too large to hold is analysed in windows (one process: under
+  // mpirun each process holds the whole trace today).
+  if (!kineto && ProcessCollective() == nullptr) {
+    ASSIGN_OR_RETURN(const std::string over,
+                     OverMemoryBudget(flags, trace_path));
+    if (!over.empty()) {
+      return RunInWindows(flags, read, options, &out, view, over);
+    }
   }
   ASSIGN_OR_RETURN(report::ReportInput in, load::ReadJob(std::move(read)));
   if (kineto && IsLeadProcess()) {

@@ -23,18 +23,6 @@ std::string Thousands(int64_t v) {
   return out;
 }
 
-std::string Bytes(int64_t bytes) {
-  char buf[48];
-  const auto b = static_cast<double>(bytes);
-  if (b >= 1e12) {
-    std::snprintf(buf, sizeof(buf), "%.3g TB", b / 1e12);
-  } else if (b >= 1e9) {
-    std::snprintf(buf, sizeof(buf), "%.1f GB", b / 1e9);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.0f MB", b / 1e6);
-  }
-  return buf;
-}
 
 // The largest n in [1, hi] for which `fits(n)` holds (fits is monotone:
 // true up to some n), or 0 when it holds for none.
@@ -76,7 +64,7 @@ std::string LargestPart(const sim::Footprint& f) {
   const auto& top = *std::max_element(
       std::begin(parts), std::end(parts),
       [](const auto& a, const auto& b) { return a.first < b.first; });
-  return Bytes(top.first) + " of it " + top.second;
+  return MemoryText(top.first) + " of it " + top.second;
 }
 
 // How to shrink a job whose one step alone is too large.
@@ -89,6 +77,19 @@ std::string ShrinkOneStep(const sim::JobSpec& spec) {
 }
 
 }  // namespace
+
+std::string MemoryText(int64_t bytes) {
+  char buf[48];
+  const auto b = static_cast<double>(bytes);
+  if (b >= 1e12) {
+    std::snprintf(buf, sizeof(buf), "%.3g TB", b / 1e12);
+  } else if (b >= 1e9) {
+    std::snprintf(buf, sizeof(buf), "%.1f GB", b / 1e9);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.0f MB", b / 1e6);
+  }
+  return buf;
+}
 
 MemoryBudget ThisMachinesBudget() {
   MemoryBudget budget;
@@ -160,7 +161,7 @@ Status CheckSimulationFits(const std::string& source, const sim::JobSpec& spec,
     sim::FootprintOptions one = options;
     one.steps = 1;
     advice = "even one step needs about " +
-             Bytes(sim::EstimateFootprint(spec, one).bytes) + ": " +
+             MemoryText(sim::EstimateFootprint(spec, one).bytes) + ": " +
              ShrinkOneStep(spec);
   }
   // Fewer steps is always the smaller job; the window keeps them all (for
@@ -176,9 +177,9 @@ Status CheckSimulationFits(const std::string& source, const sim::JobSpec& spec,
               "simulated)";
   }
   return InvalidInput(source + ": the job is too large for this machine: " +
-                      Shape(spec, f) + " need about " + Bytes(f.bytes) + " (" +
-                      LargestPart(f) + "), more than " + Bytes(budget.bytes) +
-                      " (half of the " + Bytes(budget.of) + " " + budget.what +
+                      Shape(spec, f) + " need about " + MemoryText(f.bytes) + " (" +
+                      LargestPart(f) + "), more than " + MemoryText(budget.bytes) +
+                      " (half of the " + MemoryText(budget.of) + " " + budget.what +
                       "); " + advice + ", or set the limit with --max-ops N");
 }
 

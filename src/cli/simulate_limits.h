@@ -28,6 +28,9 @@ struct MemoryBudget {
 // This machine's budget: sysconf(_SC_PHYS_PAGES) and getrlimit(RLIMIT_AS).
 MemoryBudget ThisMachinesBudget();
 
+// "750 MB", "1.2 GB", "3.4 TB": a memory size for messages.
+std::string MemoryText(int64_t bytes);
+
 // Ok when the job fits: by default its estimated memory within `budget`;
 // with `max_ops` (--max-ops) its simulated ops at most that many, whatever
 // the memory. Otherwise kInvalidInput, one line with the estimate and how

@@ -234,7 +234,8 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
 
 Result<Report> BuildWindowedReport(ReportInput in,
                                    whatif::WindowSource* windows,
-                                   const ReportOptions& options) {
+                                   const ReportOptions& options,
+                                   const std::string& for_a_cause) {
   if (options.timelines) {
     return InvalidInput(
         "timelines need the whole trace in memory: drop --window-ops");
@@ -250,8 +251,7 @@ Result<Report> BuildWindowedReport(ReportInput in,
   ASSIGN_OR_RETURN(report.cost, JobCost(in, report.result, options));
   const std::string why =
       "analysed in windows of steps: the numbers are exact, but the "
-      "detectors need the whole trace in memory (run without --window-ops "
-      "for a cause)";
+      "detectors need the whole trace in memory (" + for_a_cause + ")";
   diagnose::AddMeasuredFacts(report.result, &report.diagnosis);
   diagnose::WithoutDiagnosis(why, &report.diagnosis);
   if (options.plan) {

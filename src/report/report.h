@@ -100,11 +100,12 @@ Result<Report> BuildReport(ReportInput input, const ReportOptions& options);
 // BuildReport for a job given in windows of steps (whatif::AnalyzeWindows;
 // `input.prepared` is the job's shape, without per-slot arrays): the what-if
 // result, bit for bit as BuildReport's, and the costs; the diagnosis and
-// the plan are withheld (their detectors read every op), and timelines are
-// refused.
-Result<Report> BuildWindowedReport(ReportInput input,
-                                   whatif::WindowSource* windows,
-                                   const ReportOptions& options);
+// the plan are withheld (their detectors read every op), saying how to get
+// a cause (`for_a_cause`), and timelines are refused.
+Result<Report> BuildWindowedReport(
+    ReportInput input, whatif::WindowSource* windows,
+    const ReportOptions& options,
+    const std::string& for_a_cause = "run without --window-ops for a cause");
 
 // The steps to show (indices into the trace's steps): `step_ids`, or when
 // empty the slowest and the fastest step by S of the step.

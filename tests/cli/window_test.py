@@ -4,7 +4,8 @@
 window of steps at a time gives every what-if number of the in-memory path,
 byte for byte in the JSON: on a simulated job, the built-in demo and the
 published traces (written step by step: read once), and on rows out of step
-order (read again through the external sort). Bad uses exit 2.
+order (read again through the external sort). A trace over the memory
+budget takes the same path by itself. Bad uses exit 2.
 
 usage: window_test.py STRAG_BINARY SOURCE_DIR [SHARED_DATA_DIR]
 """
@@ -101,6 +102,41 @@ class WindowTest(unittest.TestCase):
         for k in whole:
             if k not in ("report", "job"):
                 self.assertEqual(part[k], whole[k], k)
+
+    def test_over_the_memory_budget(self):
+        # A trace estimated larger in memory than --memory-budget (default:
+        # half the machine's memory) is analysed in windows by itself.
+        whole = self.analysis(DEMO)
+        out = os.path.join(self.dir, "budget.json")
+        r = run("analyze", DEMO, "--memory-budget", "1K", "--json", out,
+                "--spill-dir", self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("(--memory-budget)", r.stderr)
+        self.assertIn("analysing it in windows of steps", r.stderr)
+        with open(out) as f:
+            part = json.load(f)
+        for k in whole:
+            if k != "report":
+                self.assertEqual(part[k], whole[k], k)
+        self.assertIn("memory budget", part["report"]["dominant_cause"])
+        # Within the budget: the in-memory report, byte for byte.
+        fits = os.path.join(self.dir, "fits.json")
+        plain = os.path.join(self.dir, "plain.json")
+        for path, extra in ((fits, ["--memory-budget", "1G"]), (plain, [])):
+            r = run("analyze", DEMO, *extra, "--json", path, "--quiet")
+            self.assertEqual(r.returncode, 0, r.stderr)
+        with open(fits, "rb") as a, open(plain, "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        # What needs the whole trace says so, with the way out.
+        for args, word in [
+                (["plan", DEMO, "--memory-budget", "1K"], "the plan needs"),
+                (["analyze", DEMO, "--memory-budget", "1K", "--perfetto",
+                  os.path.join(self.dir, "t.json")], "timelines need"),
+                (["analyze", DEMO, "--memory-budget", "lots"],
+                 "--memory-budget")]:
+            r = run(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(word, r.stderr, args)
 
     def test_bad_uses(self):
         cases = [

@@ -85,10 +85,12 @@ Status TextReader::ReadPlain(char* out, size_t capacity, size_t* written) {
   std::memcpy(out, in_.get() + in_begin_, buffered);
   in_begin_ += buffered;
   *written = buffered;
+  file_bytes_used_ += buffered;
   if (buffered == capacity || file_ended_) return Status::Ok();
   ASSIGN_OR_RETURN(const size_t got,
                    file_.Read(out + buffered, capacity - buffered));
   *written += got;
+  file_bytes_used_ += got;
   if (got < capacity - buffered) file_ended_ = true;
   return Status::Ok();
 }
@@ -100,6 +102,7 @@ Status TextReader::ReadGzip(char* out, size_t capacity, size_t* written) {
         const GunzipStream::Progress progress,
         gunzip_->Inflate(in, file_ended_, out + *written, capacity - *written));
     in_begin_ += progress.in_bytes;
+    file_bytes_used_ += progress.in_bytes;
     *written += progress.out_bytes;
     if (progress.in_bytes > 0 || progress.out_bytes > 0 || gunzip_->done()) {
       continue;

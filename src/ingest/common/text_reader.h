@@ -43,6 +43,10 @@ class TextReader {
   // Expected text size in bytes, 0 when unknown: the file size, or for gzip
   // the trailer's size when it is plausible (a single member under 4 GiB).
   uint64_t text_bytes_hint() const { return text_bytes_hint_; }
+  // The file's size (0 for a pipe), and how much of it the text returned so
+  // far came from (for gzip, the compressed bytes inflated).
+  uint64_t file_bytes() const { return file_.size_bytes(); }
+  uint64_t file_bytes_used() const { return file_bytes_used_; }
 
  private:
   TextReader(InputFile file, size_t block_bytes);
@@ -61,6 +65,7 @@ class TextReader {
   bool file_ended_ = false;
   Status pending_error_;
   uint64_t text_bytes_hint_ = 0;
+  uint64_t file_bytes_used_ = 0;
 };
 
 }  // namespace strag::ingest

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// The size of an ops CSV before it is read: how many rows it holds,
+// estimated from its first MiB of text, so that `strag analyze` can choose
+// between holding the whole trace and analysing it in windows of steps.
+
+#ifndef STRAG_SRC_LOAD_OPS_CSV_SIZE_H_
+#define STRAG_SRC_LOAD_OPS_CSV_SIZE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace strag::load {
+
+// What the in-memory analysis holds per op of an ops CSV at its peak (the
+// table and the prepared arrays together; 86 bytes measured from a CSV, 140
+// with the simulator's text columns), with a margin.
+inline constexpr uint64_t kInMemoryBytesPerOp = 100;
+
+// Bounds for a file too small to sample: no ops CSV row is shorter than
+// 16 bytes ("0,0,0,0,gc,0,0,0" and its line end), and CSV text gzips to no
+// less than a 20th of its size in practice (tens of times less for random
+// digits); a file of `file_bytes` holds at most this many rows.
+inline constexpr uint64_t kMinRowBytes = 16;
+inline constexpr uint64_t kMaxTextPerFileByte = 20;
+inline uint64_t MaxOpsCsvRows(uint64_t file_bytes) {
+  return file_bytes / kMinRowBytes * kMaxTextPerFileByte;
+}
+
+struct OpsCsvSize {
+  uint64_t rows = 0;           // estimated; 0 when unknown (a pipe, no rows)
+  bool whole = false;          // the first MiB was the whole text: exact
+  double text_per_byte = 1.0;  // text bytes per file byte (gzip ratio)
+};
+
+// The file's rows: its whole text when that fits in the first MiB, else the
+// file's size times the text per file byte and the lines per text byte of
+// the first MiB (a gzip file's ratio taken from its start; the trailer's
+// size covers only the last member). Fails like TextReader::Open.
+Result<OpsCsvSize> EstimateOpsCsvSize(const std::string& path);
+
+}  // namespace strag::load
+
+#endif  // STRAG_SRC_LOAD_OPS_CSV_SIZE_H_
