@@ -79,11 +79,8 @@ namespace {
 // The window of the analysis in windows that the memory budget chooses.
 constexpr uint64_t kBudgetWindowOps = uint64_t{1} << 20;
 
-// Whether an ops CSV is too large to analyse in memory: its estimated
-// rows at load::kInMemoryBytesPerOp over --memory-budget (default: half
-// this machine's memory). Returns why ("" when it fits).
-Result<std::string> OverMemoryBudget(const Flags& flags,
-                                     const std::string& trace) {
+// --memory-budget, else half this machine's memory.
+Result<MemoryBudget> ParseMemoryBudget(const Flags& flags) {
   MemoryBudget budget = ThisMachinesBudget();
   if (const std::optional<std::string> text = flags.Get("memory-budget")) {
     const std::optional<uint64_t> bytes = ParseBytes(*text);
@@ -95,6 +92,14 @@ Result<std::string> OverMemoryBudget(const Flags& flags,
     budget.bytes = static_cast<int64_t>(*bytes);
     budget.what = "--memory-budget";
   }
+  return budget;
+}
+
+// Whether an ops CSV is too large to analyse in memory: its estimated
+// rows at load::kInMemoryBytesPerOp over the budget. Returns why ("" when
+// it fits).
+std::string OverMemoryBudget(const MemoryBudget& budget,
+                             const std::string& trace) {
   const auto fit_rows =
       static_cast<uint64_t>(budget.bytes) / load::kInMemoryBytesPerOp;
   std::error_code ec;
@@ -246,14 +251,14 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
     ASSIGN_OR_RETURN(read.rank_map,
                      ParseRankMap(flags.Get("rank-map").value_or("")));
   }
+  ASSIGN_OR_RETURN(const MemoryBudget budget, ParseMemoryBudget(flags));
   if (flags.Has("window-ops")) {
     return RunInWindows(flags, read, options, &out, view, "");
   }
   // An ops CSV too large to hold is analysed in windows (one process: under
   // mpirun each process holds the whole trace today).
   if (!kineto && ProcessCollective() == nullptr) {
-    ASSIGN_OR_RETURN(const std::string over,
-                     OverMemoryBudget(flags, trace_path));
+    const std::string over = OverMemoryBudget(budget, trace_path);
     if (!over.empty()) {
       return RunInWindows(flags, read, options, &out, view, over);
     }
