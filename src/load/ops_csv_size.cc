@@ -11,9 +11,9 @@ namespace strag::load {
 
 Result<OpsCsvSize> EstimateOpsCsvSize(const std::string& path) {
   constexpr size_t kSample = size_t{1} << 20;
-  ASSIGN_OR_RETURN(std::unique_ptr<ingest::TextReader> reader,
-                   ingest::TextReader::Open(path, kSample,
-                                            ingest::GzipEngine::kIsal));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<ingest::TextReader> reader,
+      ingest::TextReader::Open(path, kSample, ingest::GzipEngine::kIsal));
   std::vector<char> text(kSample);
   size_t got = 0;
   while (got < kSample) {
@@ -22,9 +22,8 @@ Result<OpsCsvSize> EstimateOpsCsvSize(const std::string& path) {
     got += *n;
   }
   OpsCsvSize size;
-  const auto lines = static_cast<uint64_t>(
-      std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(got),
-                 '\n'));
+  const auto lines = static_cast<uint64_t>(std::count(
+      text.begin(), text.begin() + static_cast<ptrdiff_t>(got), '\n'));
   const uint64_t used = reader->file_bytes_used();
   size.whole = got < kSample;
   if (size.whole) {  // the header and every row

@@ -193,7 +193,9 @@ struct StepRange {
 std::vector<StepRange> SplitSteps(size_t steps, size_t threads) {
   const size_t n = std::max<size_t>(1, std::min(threads, steps));
   std::vector<StepRange> out;
-  for (size_t k = 0; k < n; ++k) out.push_back({steps * k / n, steps * (k + 1) / n});
+  for (size_t k = 0; k < n; ++k) {
+    out.push_back({steps * k / n, steps * (k + 1) / n});
+  }
   return out;
 }
 
@@ -236,19 +238,19 @@ RowError PlaceRowsOfSteps(const trace::OpsTable& t, StepRange range,
     const graph::OpKey key{t.op_type[r], t.seq_id[r], t.pp[r]};
     const int64_t v = p->model.index.Find(key);
     if (v < 0) {
-      return {r, InvalidInput(
-                     DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
-                     ": " + graph::DescribeOpKey(key) +
-                     " is not in the reference instance (step " +
-                     std::to_string(p->steps.front()) + ", dp rank 0)")};
+      return {r,
+              InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
+                           ": " + graph::DescribeOpKey(key) +
+                           " is not in the reference instance (step " +
+                           std::to_string(p->steps.front()) + ", dp rank 0)")};
     }
     const size_t slot =
         p->Slot(static_cast<NodeId>(v), step_idx * static_cast<size_t>(p->dp) +
                                             static_cast<size_t>(t.dp[r]));
     if (p->row[slot] != kEmpty) {
-      return {r, InvalidInput(
-                     DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
-                     ": " + graph::DescribeOpKey(key) + " appears twice")};
+      return {
+          r, InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
+                          ": " + graph::DescribeOpKey(key) + " appears twice")};
     }
     p->row[slot] = static_cast<uint32_t>(r);
     const float start = RebasedStartS32(t, r, origin[step_idx]);
@@ -397,8 +399,7 @@ std::string WorkerLabel(Layout layout, int32_t rank, int32_t dp, int32_t pp) {
 }
 
 Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
-                                   const trace::JobMeta& meta,
-                                   size_t threads) {
+                                   const trace::JobMeta& meta, size_t threads) {
   if (threads == 0) threads = HardwareThreads();
   ASSIGN_OR_RETURN(PreparedTrace p, PrepareShape(table, meta));
   BigVector<float> end;
