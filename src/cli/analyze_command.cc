@@ -100,18 +100,18 @@ Result<MemoryBudget> ParseMemoryBudget(const Flags& flags) {
 // it fits).
 std::string OverMemoryBudget(const MemoryBudget& budget,
                              const std::string& trace) {
-  const auto fit_rows =
-      static_cast<uint64_t>(budget.bytes) / load::kInMemoryBytesPerOp;
+  // A file that cannot hold a thousandth of the budget in rows is not
+  // sampled (an op never costs 1,000 bytes: 100 plus 40 per extra column).
   std::error_code ec;
   const uintmax_t file_bytes = std::filesystem::file_size(trace, ec);
-  if (ec || load::MaxOpsCsvRows(file_bytes) <= fit_rows) {
+  if (ec || load::MaxOpsCsvRows(file_bytes) <=
+                static_cast<uint64_t>(budget.bytes) / 1000) {
     return std::string();  // too small to matter (or reported when read)
   }
   Result<load::OpsCsvSize> size = load::EstimateOpsCsvSize(trace);
-  if (!size.ok() || size->rows <= fit_rows) return std::string();
-  const auto need = static_cast<int64_t>(
-      std::min<uint64_t>(size->rows, uint64_t{1} << 50) *
-      load::kInMemoryBytesPerOp);
+  if (!size.ok()) return std::string();  // reported when the file is read
+  const auto need = static_cast<int64_t>(size->InMemoryBytes());
+  if (need <= budget.bytes) return std::string();
   return StrFormat("%s%.3g ops need about %s in memory, more than %s (%s)",
                    size->whole ? "" : "about ",
                    static_cast<double>(size->rows), MemoryText(need).c_str(),

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "ingest/common/text_reader.h"
+#include "ingest/ops_csv/ops_csv_schema.h"
 
 namespace strag::load {
 
@@ -22,6 +24,19 @@ Result<OpsCsvSize> EstimateOpsCsvSize(const std::string& path) {
     got += *n;
   }
   OpsCsvSize size;
+  // The header's fields that no column of the schema names.
+  const std::string_view sample(text.data(), got);
+  const std::string_view header = sample.substr(0, sample.find('\n'));
+  for (size_t from = 0; from <= header.size();) {
+    size_t comma = header.find(',', from);
+    if (comma == std::string_view::npos) comma = header.size();
+    std::string_view name = header.substr(from, comma - from);
+    if (name.ends_with('\r')) name.remove_suffix(1);
+    size.extra_columns += std::find(ingest::ops_csv::kColumnNames.begin(),
+                                    ingest::ops_csv::kColumnNames.end(),
+                                    name) == ingest::ops_csv::kColumnNames.end();
+    from = comma + 1;
+  }
   const auto lines = static_cast<uint64_t>(std::count(
       text.begin(), text.begin() + static_cast<ptrdiff_t>(got), '\n'));
   const uint64_t used = reader->file_bytes_used();
@@ -37,6 +52,13 @@ Result<OpsCsvSize> EstimateOpsCsvSize(const std::string& path) {
   size.rows = static_cast<uint64_t>(text_bytes / static_cast<double>(got) *
                                     static_cast<double>(lines));
   return size;
+}
+
+uint64_t OpsCsvSize::InMemoryBytes() const {
+  const uint64_t per_op =
+      kInMemoryBytesPerOp + kInMemoryBytesPerExtraColumn * extra_columns;
+  const uint64_t cap = uint64_t{1} << 62;
+  return rows > cap / per_op ? cap : rows * per_op;
 }
 
 }  // namespace strag::load

@@ -14,9 +14,11 @@
 namespace strag::load {
 
 // What the in-memory analysis holds per op of an ops CSV at its peak (the
-// table and the prepared arrays together; 86 bytes measured from a CSV, 140
-// with the simulator's text columns), with a margin.
+// table and the prepared arrays together; 86 bytes measured from a CSV),
+// with a margin, and per extra text column (kept as a string per row: the
+// simulator's `seq_lens` brings 86 to 140).
 inline constexpr uint64_t kInMemoryBytesPerOp = 100;
+inline constexpr uint64_t kInMemoryBytesPerExtraColumn = 40;
 
 // Bounds for a file too small to sample: no ops CSV row is shorter than
 // 16 bytes ("0,0,0,0,gc,0,0,0" and its line end), and CSV text gzips to no
@@ -32,6 +34,10 @@ struct OpsCsvSize {
   uint64_t rows = 0;           // estimated; 0 when unknown (a pipe, no rows)
   bool whole = false;          // the first MiB was the whole text: exact
   double text_per_byte = 1.0;  // text bytes per file byte (gzip ratio)
+  // Header fields that are not ops CSV columns (kept as text per row).
+  uint64_t extra_columns = 0;
+  // What the in-memory analysis would hold, bytes (at most 2^62).
+  uint64_t InMemoryBytes() const;
 };
 
 // The file's rows: its whole text when that fits in the first MiB, else the
