@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/f32.h"
 #include "mitigate/planner.h"
@@ -70,6 +72,36 @@ Result<mitigate::Plan> PlanOf(const ReportInput& in, const Report& report,
       .token_cap = options.plan->token_cap,
   };
   return mitigate::MakePlan(job, options.whatif.threads);
+}
+
+// The report's what-if result and cost: the metadata checked first (a
+// contradiction that would change the cost or the scope stops there, its
+// warnings kept in `meta_warnings`), then `analyze`, whose error is about
+// the input and so names it.
+Result<Report> AnalysedReport(
+    const ReportInput& in, const ReportOptions& options,
+    const std::function<Result<whatif::WhatIfResult>()>& analyze,
+    std::vector<std::string>* meta_warnings) {
+  ASSIGN_OR_RETURN(
+      *meta_warnings,
+      CheckMeta(in.meta, in.prepared, in.notes ? &*in.notes : nullptr));
+  Result<whatif::WhatIfResult> analysed = analyze();
+  if (!analysed.ok()) return analysed.status().WithContext(in.source);
+  Report report;
+  report.result = std::move(analysed).value();
+  ASSIGN_OR_RETURN(report.cost, JobCost(in, report.result, options));
+  return report;
+}
+
+// The input's source, metadata and notes moved into the report, after its
+// own warnings the metadata's.
+Report Finished(Report report, ReportInput* in,
+                std::vector<std::string> meta_warnings) {
+  for (std::string& w : meta_warnings) report.warnings.push_back(std::move(w));
+  report.source = std::move(in->source);
+  report.meta = std::move(in->meta);
+  report.notes = std::move(in->notes);
+  return report;
 }
 
 }  // namespace
@@ -170,19 +202,14 @@ Result<std::vector<size_t>> ChooseSteps(const whatif::PreparedTrace& trace,
 }
 
 Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
-  Report report;
-  // The metadata is checked before any work: a contradiction that would
-  // change the cost or the scope stops here.
+  std::vector<std::string> meta_warnings;
   ASSIGN_OR_RETURN(
-      std::vector<std::string> meta_warnings,
-      CheckMeta(in.meta, in.prepared, in.notes ? &*in.notes : nullptr));
-  // An error of the analysis is about the input: it names the input.
-  Result<whatif::WhatIfResult> analysed =
-      whatif::Analyze(in.prepared, options.whatif);
-  if (!analysed.ok()) return analysed.status().WithContext(in.source);
-  report.result = std::move(analysed).value();
+      Report report,
+      AnalysedReport(
+          in, options,
+          [&] { return whatif::Analyze(in.prepared, options.whatif); },
+          &meta_warnings));
   const whatif::WhatIfResult& result = report.result;
-  ASSIGN_OR_RETURN(report.cost, JobCost(in, result, options));
   report.diagnosis = diagnose::Diagnose(
       in.prepared, result,
       {.gpus_per_node = GpusPerNode(in.meta),
@@ -225,11 +252,7 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
     if (!plan.ok()) return plan.status().WithContext(in.source);
     report.plan = std::move(plan).value();
   }
-  for (std::string& w : meta_warnings) report.warnings.push_back(std::move(w));
-  report.source = std::move(in.source);
-  report.meta = std::move(in.meta);
-  report.notes = std::move(in.notes);
-  return report;
+  return Finished(std::move(report), &in, std::move(meta_warnings));
 }
 
 Result<Report> BuildWindowedReport(ReportInput in,
@@ -240,15 +263,15 @@ Result<Report> BuildWindowedReport(ReportInput in,
     return InvalidInput(
         "timelines need the whole trace in memory: drop --window-ops");
   }
-  Report report;
+  std::vector<std::string> meta_warnings;
   ASSIGN_OR_RETURN(
-      std::vector<std::string> meta_warnings,
-      CheckMeta(in.meta, in.prepared, in.notes ? &*in.notes : nullptr));
-  Result<whatif::WhatIfResult> analysed =
-      whatif::AnalyzeWindows(in.prepared, windows, options.whatif);
-  if (!analysed.ok()) return analysed.status().WithContext(in.source);
-  report.result = std::move(analysed).value();
-  ASSIGN_OR_RETURN(report.cost, JobCost(in, report.result, options));
+      Report report,
+      AnalysedReport(in, options,
+                     [&] {
+                       return whatif::AnalyzeWindows(in.prepared, windows,
+                                                     options.whatif);
+                     },
+                     &meta_warnings));
   const std::string why =
       "analysed in windows of steps: the numbers are exact, but the "
       "detectors need the whole trace in memory (" + for_a_cause + ")";
@@ -258,11 +281,7 @@ Result<Report> BuildWindowedReport(ReportInput in,
     report.plan.emplace();
     report.plan->withheld = why;
   }
-  for (std::string& w : meta_warnings) report.warnings.push_back(std::move(w));
-  report.source = std::move(in.source);
-  report.meta = std::move(in.meta);
-  report.notes = std::move(in.notes);
-  return report;
+  return Finished(std::move(report), &in, std::move(meta_warnings));
 }
 
 }  // namespace strag::report
