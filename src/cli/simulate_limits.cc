@@ -23,7 +23,6 @@ std::string Thousands(int64_t v) {
   return out;
 }
 
-
 // The largest n in [1, hi] for which `fits(n)` holds (fits is monotone:
 // true up to some n), or 0 when it holds for none.
 template <typename Fits>
@@ -176,11 +175,12 @@ Status CheckSimulationFits(const std::string& source, const sim::JobSpec& spec,
               " of them with --steps-window A:B (every step is still "
               "simulated)";
   }
-  return InvalidInput(source + ": the job is too large for this machine: " +
-                      Shape(spec, f) + " need about " + MemoryText(f.bytes) + " (" +
-                      LargestPart(f) + "), more than " + MemoryText(budget.bytes) +
-                      " (half of the " + MemoryText(budget.of) + " " + budget.what +
-                      "); " + advice + ", or set the limit with --max-ops N");
+  return InvalidInput(
+      source + ": the job is too large for this machine: " + Shape(spec, f) +
+      " need about " + MemoryText(f.bytes) + " (" + LargestPart(f) +
+      "), more than " + MemoryText(budget.bytes) + " (half of the " +
+      MemoryText(budget.of) + " " + budget.what + "); " + advice +
+      ", or set the limit with --max-ops N");
 }
 
 }  // namespace strag::cli

@@ -19,11 +19,11 @@ Result<trace::OpsTable> ReadOpsCsvFile(const std::string& path,
   const size_t threads =
       options.threads == 0 ? HardwareThreads() : options.threads;
   // By default, blocks big enough for every thread to get all its parts.
-  const size_t block_bytes =
-      options.block_bytes != 0 ? options.block_bytes
-      : threads > 1 ? OpsCsvParser::kPartsPerThread * threads *
-                          OpsCsvParser::kMinPartBytes
-                               : size_t{256} << 10;
+  const size_t block_bytes = options.block_bytes != 0 ? options.block_bytes
+                             : threads > 1
+                                 ? OpsCsvParser::kPartsPerThread * threads *
+                                       OpsCsvParser::kMinPartBytes
+                                 : size_t{256} << 10;
   ASSIGN_OR_RETURN(std::unique_ptr<TextReader> reader,
                    TextReader::Open(path, block_bytes, options.gzip_engine));
   OpsCsvParser parser(path, reader->text_bytes_hint(),

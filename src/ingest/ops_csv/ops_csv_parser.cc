@@ -7,7 +7,6 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
-#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -638,40 +637,19 @@ const char* OpsCsvParser::FastFieldOf(const char* p, const char* end,
   }
 }
 
-// FastFieldOf for a column known at run time.
+// FastFieldOf for a column known at run time: a table of its instances,
+// one per column, in Column order.
+template <size_t... I>
+constexpr auto OpsCsvParser::FastFieldTable(std::index_sequence<I...>) {
+  return std::array<FieldReader, sizeof...(I)>{
+      &OpsCsvParser::FastFieldOf<static_cast<Column>(I)>...};
+}
+
 const char* OpsCsvParser::FastField(Column c, const char* p, const char* end,
                                     size_t row) {
-  switch (c) {
-    case Column::kDp:
-      return FastFieldOf<Column::kDp>(p, end, row);
-    case Column::kPp:
-      return FastFieldOf<Column::kPp>(p, end, row);
-    case Column::kRank:
-      return FastFieldOf<Column::kRank>(p, end, row);
-    case Column::kStep:
-      return FastFieldOf<Column::kStep>(p, end, row);
-    case Column::kOpType:
-      return FastFieldOf<Column::kOpType>(p, end, row);
-    case Column::kStart:
-      return FastFieldOf<Column::kStart>(p, end, row);
-    case Column::kDur:
-      return FastFieldOf<Column::kDur>(p, end, row);
-    case Column::kSeqId:
-      return FastFieldOf<Column::kSeqId>(p, end, row);
-    case Column::kChunk:
-      return FastFieldOf<Column::kChunk>(p, end, row);
-    case Column::kMicrobatch:
-      return FastFieldOf<Column::kMicrobatch>(p, end, row);
-    case Column::kGlobalChunk:
-      return FastFieldOf<Column::kGlobalChunk>(p, end, row);
-    case Column::kTp:
-      return FastFieldOf<Column::kTp>(p, end, row);
-    case Column::kCp:
-      return FastFieldOf<Column::kCp>(p, end, row);
-    case Column::kTokens:
-      return FastFieldOf<Column::kTokens>(p, end, row);
-  }
-  return nullptr;
+  static constexpr auto kReaders =
+      FastFieldTable(std::make_index_sequence<ops_csv::kNumColumns>());
+  return (this->*kReaders[static_cast<size_t>(c)])(p, end, row);
 }
 
 // The first kCanonicalPrefix fields of a record in the published column
@@ -696,9 +674,10 @@ bool OpsCsvParser::FastPrefix(const char** p, const char* end, size_t row,
 // straight into its rows of the table (their offsets from the parts' line
 // counts). Several parts per thread, handed out as threads come free,
 // keep both busy when one is slowed (by the inflating thread sharing its
-// core): with one part each, the other waited at the end of every piece. The result is ParseRowsFast's: the
-// parts are taken in order up to the first that stops early (its rows up
-// to there), and the general path goes on from that point.
+// core): with one part each, the other waited at the end of every piece.
+// The result is ParseRowsFast's: the parts are taken in order up to the
+// first that stops early (its rows up to there), and the general path
+// goes on from that point.
 size_t OpsCsvParser::ParseRowsParallel(std::string_view lines, size_t* count) {
   const size_t want =
       std::min(kPartsPerThread * threads_, lines.size() / kMinPartBytes);

@@ -14,7 +14,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -117,6 +116,11 @@ class OpsCsvParser {
   static const char* FastInt(const char* p, ops_csv::IntMin min, T* out);
   template <ops_csv::Column C>
   const char* FastFieldOf(const char* p, const char* end, size_t row);
+  using FieldReader = const char* (OpsCsvParser::*)(const char* p,
+                                                    const char* end,
+                                                    size_t row);
+  template <size_t... I>
+  static constexpr auto FastFieldTable(std::index_sequence<I...> columns);
   const char* FastField(ops_csv::Column c, const char* p, const char* end,
                         size_t row);
   template <size_t... I>
