@@ -90,14 +90,16 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   for (const auto& [top_s, rank] : longest_in_step) {
     if (rank >= 0) led[rank] += top_s;
   }
-  std::vector<std::tuple<double, double, double, int32_t>> order;
-  std::map<int32_t, size_t> worker_of;  // rank -> w, for the ranks in order
-  for (const auto& [rank, w] : paused) {  // most first
-    order.emplace_back(-named_gc[rank], -led[rank], -per_worker[w], rank);
-    worker_of[rank] = w;
+  // (-GC, -led, -pause time, rank, w): most first; ranks are unique, so w
+  // never decides.
+  std::vector<std::tuple<double, double, double, int32_t, size_t>> order;
+  for (const auto& [rank, w] : paused) {
+    order.emplace_back(-named_gc[rank], -led[rank], -per_worker[w], rank, w);
   }
   std::sort(order.begin(), order.end());
-  for (auto [gc_neg, led_neg, neg, rank] : order) f.ranks.push_back(rank);
+  for (const auto& o : order) f.ranks.push_back(std::get<3>(o));
+  // The worker with the most pauses, as an index into the dense sums.
+  const size_t top_w = order.empty() ? 0 : std::get<4>(order.front());
   // The launch slowdown, less the part named data loading explains (a
   // DataLoader stall is data loading's finding, not a pause).
   const double blocking = r.slowdown - 1;
@@ -107,8 +109,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   // Pauses matter when they are a real share of the step on the rank that
   // has most of them, and more so when a few ranks have most of them.
   const double step_s = MeanOf(r.step_t_observed);
-  const double top =
-      order.empty() ? 0 : per_worker[worker_of[f.ranks.front()]];
+  const double top = order.empty() ? 0 : per_worker[top_w];
   const double share =
       step_s > 0 ? top / (step_s * static_cast<double>(t.steps.size())) : 0;
   const double concentration = total > 0 ? top / total : 0;
@@ -116,7 +117,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   if (!f.ranks.empty()) {
     // The steps with a pause of the rank's own magnitude (a quarter of its
     // worst step at least; scheduling noise of a few ms is not one).
-    const double* mine = &per_cell[worker_of[f.ranks.front()] * steps];
+    const double* mine = &per_cell[top_w * steps];
     double worst = 0;
     for (size_t step = 0; step < steps; ++step) {
       worst = std::max(worst, mine[step]);
