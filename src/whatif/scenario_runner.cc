@@ -61,22 +61,29 @@ replay::StepTimes ScenarioRunner::Run(Base base, const Selection& x) {
   }
   rows_.assign(n, nullptr);
   cost_.Resize(n * lanes);
-  std::vector<const SelectionTerm*> active;
+  std::vector<const SelectionTerm*> active, previous;
   std::vector<uint8_t> traced_lane(lanes);
+  size_t num_traced = 0;
   for (size_t v = 0; v < n; ++v) {
     active.clear();
     for (const SelectionTerm& term : x.terms) {
       if (term.nodes[v]) active.push_back(&term);
     }
-    size_t num_traced = 0;
-    for (size_t l = 0; l < lanes; ++l) {
-      const int64_t i = lane_instance_[l];
-      bool hit = false;
-      for (const SelectionTerm* term : active) {
-        hit |= i >= 0 && term->instances[static_cast<size_t>(i)] != 0;
+    // Which lanes read the traced row depends on the node only through its
+    // active terms: the same as the previous node's (a term over every node,
+    // as a DP rank's) reuses its lanes.
+    if (v == 0 || active != previous) {
+      num_traced = 0;
+      for (size_t l = 0; l < lanes; ++l) {
+        const int64_t i = lane_instance_[l];
+        bool hit = false;
+        for (const SelectionTerm* term : active) {
+          hit |= i >= 0 && term->instances[static_cast<size_t>(i)] != 0;
+        }
+        traced_lane[l] = i >= 0 && ((base == Base::kTraced) != hit);
+        num_traced += traced_lane[l];
       }
-      traced_lane[l] = i >= 0 && ((base == Base::kTraced) != hit);
-      num_traced += traced_lane[l];
+      previous = active;
     }
     const double* traced = traced_cost_.data() + v * inst;
     if (num_traced == 0) continue;  // the ideal value on every lane
