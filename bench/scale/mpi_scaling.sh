@@ -4,8 +4,12 @@
 # by 1, 2 and 4 processes of THREADS replay threads each (mpirun
 # --oversubscribe), the JSON compared byte for byte with one process's;
 # wall time and the largest process's peak RSS from /usr/bin/time -v (it
-# wraps every process). Every process reads the whole CSV today
-# (docs/scale-out.md), so the reading is the serial part.
+# wraps every process). Two modes:
+#   in memory       every process reads the whole CSV and holds the whole
+#                   trace; the replays are shared (the reading is serial);
+#   --window-ops 1M each process parses a share of the CSV's chunks and
+#                   holds only its steps (load/distributed_ops_csv.h);
+#                   compared with one process's --window-ops report.
 #
 # usage: bench/scale/mpi_scaling.sh BUILD_DIR STEPS DIR [THREADS]
 #   e.g. bench/scale/mpi_scaling.sh build 20 /tmp/mpi 1
@@ -26,13 +30,17 @@ stragglers:
 SPEC
 [ -f "$DIR/out/ops.csv.gz" ] || "$BUILD/strag" simulate "$DIR/spec.yaml" \
   --out "$DIR/out" --no-truth > /dev/null
-for K in 1 2 4; do
-  if [ "$K" = 1 ]; then RUN=""; else RUN="mpirun --oversubscribe -n $K"; fi
-  $RUN /usr/bin/time -v "$BUILD/strag" analyze "$DIR/out/ops.csv.gz" \
-    --threads "$THREADS" --json "$DIR/analysis-$K.json" --quiet \
-    2> "$DIR/time-$K.txt"
-  wall=$(grep "Elapsed (wall" "$DIR/time-$K.txt" | sort | tail -1 | awk '{print $NF}')
-  rss=$(grep "Maximum resident" "$DIR/time-$K.txt" | awk '{print $NF}' | sort -n | tail -1)
-  same=$(cmp -s "$DIR/analysis-1.json" "$DIR/analysis-$K.json" && echo identical || echo DIFFERENT)
-  echo "$K process(es) x $THREADS thread(s): wall $wall, peak RSS per process $((rss / 1024)) MB, JSON $same"
+for MODE in memory windows; do
+  if [ "$MODE" = windows ]; then EXTRA="--window-ops 1M"; else EXTRA=""; fi
+  for K in 1 2 4; do
+    if [ "$K" = 1 ]; then RUN=""; else RUN="mpirun --oversubscribe -n $K"; fi
+    # shellcheck disable=SC2086
+    $RUN /usr/bin/time -v "$BUILD/strag" analyze "$DIR/out/ops.csv.gz" \
+      --threads "$THREADS" $EXTRA --json "$DIR/$MODE-$K.json" --quiet \
+      2> "$DIR/time-$MODE-$K.txt"
+    wall=$(grep "Elapsed (wall" "$DIR/time-$MODE-$K.txt" | sort | tail -1 | awk '{print $NF}')
+    rss=$(grep "Maximum resident" "$DIR/time-$MODE-$K.txt" | awk '{print $NF}' | sort -n | tail -1)
+    same=$(cmp -s "$DIR/$MODE-1.json" "$DIR/$MODE-$K.json" && echo identical || echo DIFFERENT)
+    echo "$MODE: $K process(es) x $THREADS thread(s): wall $wall, peak RSS per process $((rss / 1024)) MB, JSON $same"
+  done
 done

@@ -24,6 +24,12 @@ class Collective {
   virtual size_t size() const = 0;
   // [p] = what process p passed.
   virtual Result<std::vector<std::string>> AllGather(std::string bytes) = 0;
+  // Personal exchange: `to_each[p]` goes to process p (size() of them);
+  // [p] of the result = what process p sent to this one. This default
+  // gathers everything everywhere (fine for tests and small messages);
+  // MPI's sends each process only its own.
+  virtual Result<std::vector<std::string>> AllToAll(
+      std::vector<std::string> to_each);
 };
 
 // Process `rank` of `size`'s share of `n` items: [first, end), contiguous,

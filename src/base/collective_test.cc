@@ -74,5 +74,29 @@ TEST(CollectiveTest, ConcatAndValues) {
   }
 }
 
+// The personal exchange: [p] of process q's result is what p sent to q
+// (the default, over AllGather), empty messages and a wrong count too.
+TEST(CollectiveTest, AllToAllDeliversEachItsOwn) {
+  std::vector<std::vector<std::string>> got(4);
+  std::vector<bool> refused(4);
+  ThreadCollective::Run(4, [&](Collective& c) {
+    std::vector<std::string> to(4);
+    for (size_t q = 0; q < 4; ++q) {
+      if (q != 2) to[q] = std::to_string(c.rank()) + ">" + std::to_string(q);
+    }
+    auto all = c.AllToAll(std::move(to));
+    ASSERT_TRUE(all.ok());
+    got[c.rank()] = *all;
+    refused[c.rank()] = !c.AllToAll({"one"}).ok();
+  });
+  for (size_t q = 0; q < 4; ++q) {
+    for (size_t p = 0; p < 4; ++p) {
+      EXPECT_EQ(got[q][p],
+                q == 2 ? "" : std::to_string(p) + ">" + std::to_string(q));
+    }
+    EXPECT_TRUE(refused[q]);
+  }
+}
+
 }  // namespace
 }  // namespace strag

@@ -15,6 +15,7 @@
 #include "cli/report_flags.h"
 #include "cli/simulate_limits.h"
 #include "ingest/kineto/kineto_file.h"
+#include "load/distributed_ops_csv.h"
 #include "load/job_files.h"
 #include "load/ops_csv_size.h"
 #include "load/streamed_ops_csv.h"
@@ -139,11 +140,6 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
                   ", and the plan needs the whole trace in memory "
                   "(--memory-budget to allow more)");
   }
-  if (ProcessCollective() != nullptr) {
-    return InvalidInput(
-        "flag --window-ops: not under mpirun yet (each process would read "
-        "the whole file); run one process");
-  }
   if (options.timelines && !over_budget.empty()) {
     return InvalidInput(read.inputs[0] + ": " + over_budget +
                         ", and timelines need the whole trace in memory "
@@ -159,7 +155,7 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
           "suffixes), got \"" + text + "\"");
     }
     window_ops = *window;
-  } else if (!flags.Has("quiet")) {
+  } else if (!flags.Has("quiet") && IsLeadProcess()) {
     std::fprintf(stderr,
                  "strag: %s: %s: analysing it in windows of steps "
                  "(--window-ops 1M); the numbers are exact, the diagnosis "
@@ -170,9 +166,44 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
                              .spill_dir = flags.Get("spill-dir").value_or("/tmp"),
                              .threads = read.threads,
                              .limits = read.limits};
+  const std::string for_a_cause =
+      over_budget.empty() ? "run without --window-ops for a cause"
+                          : "the trace is over the memory budget: "
+                            "--memory-budget to allow more, for a cause";
+  // Under mpirun each process reads a share and holds its steps
+  // (load/distributed_ops_csv.h); where one cannot vouch for its share,
+  // each reads the file alone and analyses the whole job alone.
+  report::ReportOptions alone = options;
+  if (Collective* c = ProcessCollective(); c != nullptr && c->size() > 1) {
+    ASSIGN_OR_RETURN(
+        std::optional<load::DistributedJob> job,
+        load::DistributeOpsCsv(read.inputs[0], read.meta, stream, c));
+    if (job) {
+      if (!flags.Has("quiet") && IsLeadProcess()) {
+        std::fprintf(stderr,
+                     "strag: %llu ops over %zu processes, each holding its "
+                     "steps (this one: %llu ops in %zu windows, %.1f MB of "
+                     "rows sent to the others)\n",
+                     static_cast<unsigned long long>(job->ops), c->size(),
+                     static_cast<unsigned long long>(job->my_ops),
+                     job->windows->size(),
+                     static_cast<double>(job->exchanged_bytes) / 1e6);
+      }
+      report::ReportInput in{.source = read.inputs[0],
+                             .prepared = job->shape,
+                             .meta = read.meta};
+      ASSIGN_OR_RETURN(const report::Report report,
+                       report::BuildWindowedReport(std::move(in),
+                                                   job->windows.get(), options,
+                                                   for_a_cause));
+      if (!IsLeadProcess()) return Status::Ok();
+      return WriteReport(flags, report, out, view);
+    }
+    alone.whatif.collective = nullptr;
+  }
   ASSIGN_OR_RETURN(load::StreamedJob job,
                    load::StreamOpsCsv(read.inputs[0], read.meta, stream));
-  if (!flags.Has("quiet")) {
+  if (!flags.Has("quiet") && IsLeadProcess()) {
     std::fprintf(
         stderr,
         "strag: %llu ops in %zu windows of steps (%.1f MB spilled)%s\n",
@@ -187,14 +218,11 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
   report::ReportInput in{.source = read.inputs[0],
                          .prepared = job.windows->shape(),
                          .meta = read.meta};
-  const std::string for_a_cause =
-      over_budget.empty() ? "run without --window-ops for a cause"
-                          : "the trace is over the memory budget: "
-                            "--memory-budget to allow more, for a cause";
   ASSIGN_OR_RETURN(const report::Report report,
                    report::BuildWindowedReport(std::move(in),
-                                               job.windows.get(), options,
+                                               job.windows.get(), alone,
                                                for_a_cause));
+  if (!IsLeadProcess()) return Status::Ok();
   return WriteReport(flags, report, out, view);
 }
 
@@ -255,9 +283,9 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
   if (flags.Has("window-ops")) {
     return RunInWindows(flags, read, options, &out, view, "");
   }
-  // An ops CSV too large to hold is analysed in windows (one process: under
-  // mpirun each process holds the whole trace today).
-  if (!kineto && ProcessCollective() == nullptr) {
+  // An ops CSV too large to hold is analysed in windows (under mpirun,
+  // each process holding its share of the steps).
+  if (!kineto) {
     const std::string over = OverMemoryBudget(budget, trace_path);
     if (!over.empty()) {
       return RunInWindows(flags, read, options, &out, view, over);

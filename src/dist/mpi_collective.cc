@@ -70,4 +70,43 @@ Result<std::vector<std::string>> MpiCollective::AllGather(std::string bytes) {
   return out;
 }
 
+// K - 1 rounds of pairwise MPI_Sendrecv (round r: to rank + r, from
+// rank - r), each message in pieces of at most 1 GiB: no buffer beyond the
+// messages themselves, and any size.
+Result<std::vector<std::string>> MpiCollective::AllToAll(
+    std::vector<std::string> to_each) {
+  if (to_each.size() != size_) {
+    return Internal("AllToAll: one message per process expected");
+  }
+  constexpr uint64_t kPiece = uint64_t{1} << 30;
+  std::vector<std::string> out(size_);
+  out[rank_] = std::move(to_each[rank_]);
+  for (size_t r = 1; r < size_; ++r) {
+    const auto to = static_cast<int>((rank_ + r) % size_);
+    const auto from = static_cast<int>((rank_ + size_ - r) % size_);
+    std::string& send = to_each[static_cast<size_t>(to)];
+    std::string& recv = out[static_cast<size_t>(from)];
+    const uint64_t send_size = send.size();
+    uint64_t recv_size = 0;
+    RETURN_IF_ERROR(Check(
+        MPI_Sendrecv(&send_size, 1, MPI_UINT64_T, to, 0, &recv_size, 1,
+                     MPI_UINT64_T, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        "MPI_Sendrecv"));
+    recv.resize(recv_size);
+    for (uint64_t at = 0; at < std::max(send_size, recv_size); at += kPiece) {
+      const auto n_send = static_cast<int>(
+          at < send_size ? std::min(kPiece, send_size - at) : 0);
+      const auto n_recv = static_cast<int>(
+          at < recv_size ? std::min(kPiece, recv_size - at) : 0);
+      RETURN_IF_ERROR(Check(
+          MPI_Sendrecv(send.data() + std::min(at, send_size), n_send, MPI_BYTE,
+                       to, 1, recv.data() + std::min(at, recv_size), n_recv,
+                       MPI_BYTE, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          "MPI_Sendrecv"));
+    }
+    send = std::string();
+  }
+  return out;
+}
+
 }  // namespace strag::dist

@@ -20,6 +20,9 @@ class MpiCollective : public Collective {
   // MPI_Allgatherv while the total fits MPI's int counts, else each
   // process's bytes broadcast in pieces of 1 GiB.
   Result<std::vector<std::string>> AllGather(std::string bytes) override;
+  // Pairwise MPI_Sendrecv rounds: each process receives only its own.
+  Result<std::vector<std::string>> AllToAll(
+      std::vector<std::string> to_each) override;
 
  private:
   size_t rank_ = 0, size_ = 1;

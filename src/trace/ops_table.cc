@@ -19,29 +19,18 @@ void OpsTable::Reserve(size_t rows) {
   dur_ns.reserve(rows);
 }
 
-template <typename Fn>
-void OpsTable::ForEachColumn(const OpsTable& o, Fn fn) {
-  fn(rank, o.rank), fn(dp, o.dp), fn(pp, o.pp), fn(step, o.step);
-  fn(op_type, o.op_type), fn(seq_id, o.seq_id), fn(chunk, o.chunk);
-  fn(microbatch, o.microbatch), fn(global_chunk, o.global_chunk);
-  fn(start_ns, o.start_ns), fn(dur_ns, o.dur_ns);
-  fn(start_s32, o.start_s32), fn(dur_s32, o.dur_s32);
-  fn(start_rem_as, o.start_rem_as), fn(tp, o.tp), fn(cp, o.cp);
-  fn(tokens, o.tokens);
-}
-
 void OpsTable::Truncate(size_t rows) {
   const auto truncate = [rows](auto& column, const auto& /*unused*/) {
     if (column.size() > rows) column.resize(rows);
   };
-  ForEachColumn(*this, truncate);
+  ForEachColumn(*this, *this, truncate);
   for (ExtraColumn& e : extra) {
     if (e.values.size() > rows) e.values.resize(rows);
   }
 }
 
 void OpsTable::ClearRows() {
-  ForEachColumn(*this, [](auto& column, const auto& /*unused*/) {
+  ForEachColumn(*this, *this, [](auto& column, const auto& /*unused*/) {
     column.clear();
   });
   for (ExtraColumn& e : extra) e.values.clear();
@@ -49,7 +38,7 @@ void OpsTable::ClearRows() {
 
 void OpsTable::AppendRows(const OpsTable& other, size_t from, size_t to) {
   const auto f = static_cast<ptrdiff_t>(from), l = static_cast<ptrdiff_t>(to);
-  ForEachColumn(other, [f, l](auto& column, const auto& source) {
+  ForEachColumn(*this, other, [f, l](auto& column, const auto& source) {
     if (source.empty()) return;
     column.insert(column.end(), source.begin() + f, source.begin() + l);
   });

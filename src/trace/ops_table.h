@@ -88,10 +88,20 @@ struct OpsTable {
   // column that `other` has, and the extra columns' values that both hold.
   void AppendRows(const OpsTable& other, size_t from, size_t to);
 
- private:
-  // fn(this table's column, other's same column) for every typed column.
-  template <typename Fn>
-  void ForEachColumn(const OpsTable& other, Fn fn);
+  // fn(this table's column, other's same column) for every typed column
+  // (`other` may be this table), always in the same order.
+  template <typename Self, typename Other, typename Fn>
+  static void ForEachColumn(Self& self, Other& other, Fn fn) {
+    fn(self.rank, other.rank), fn(self.dp, other.dp), fn(self.pp, other.pp);
+    fn(self.step, other.step), fn(self.op_type, other.op_type);
+    fn(self.seq_id, other.seq_id), fn(self.chunk, other.chunk);
+    fn(self.microbatch, other.microbatch);
+    fn(self.global_chunk, other.global_chunk);
+    fn(self.start_ns, other.start_ns), fn(self.dur_ns, other.dur_ns);
+    fn(self.start_s32, other.start_s32), fn(self.dur_s32, other.dur_s32);
+    fn(self.start_rem_as, other.start_rem_as), fn(self.tp, other.tp);
+    fn(self.cp, other.cp), fn(self.tokens, other.tokens);
+  }
 };
 
 }  // namespace strag::trace

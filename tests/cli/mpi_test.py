@@ -5,13 +5,16 @@ replays (each its share of the steps, pools and per-step series gathered),
 and the lead one writes outputs byte-identical to one process's: the demo,
 a simulated job, the published traces, trace-AR tiled 4 times across DP
 (bench/anchor/tile_ops_csv.py), the plan, and PyTorch profiler
-(Kineto) sets, for K = 2, 3, 4 on one machine (--oversubscribe). Bad input
-is one error line and exit 2. Skips (77) where strag was built without MPI
+(Kineto) sets, for K = 2, 3, 4 on one machine (--oversubscribe); with
+--window-ops, each process reading a share and holding its steps, and the
+fallbacks (a quoted line break: each reads alone; a bad row: the one
+process's error). Bad input is one error line and exit 2. Skips (77) where strag was built without MPI
 or mpirun is missing.
 
 usage: mpi_test.py BUILD_DIR SOURCE_DIR [SHARED_DATA_DIR]
 """
 import filecmp
+import gzip
 import os
 import shutil
 import subprocess
@@ -115,9 +118,71 @@ class MpiTest(unittest.TestCase):
         r = run("analyze", os.path.join(self.dir, "missing.csv"), processes=3)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertEqual(r.stderr.count("strag: error:"), 1, r.stderr)
-        r = run("analyze", DEMO, "--window-ops", "1000", processes=2)
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("mpirun", r.stderr)
+
+    # --window-ops: each process reads a share of the chunks and holds only
+    # its steps (load/distributed_ops_csv.h).
+    def test_windows_each_process_holds_its_steps(self):
+        self.expect_identical(["analyze", DEMO, "--window-ops", "1000"])
+        source = os.path.join(PUBLISHED, "trace-AR.csv.gz")
+        if not os.path.exists(source):
+            self.skipTest(f"published traces not found at {PUBLISHED}")
+        # Rows come rank by rank: every process sends most of its rows away.
+        self.expect_identical(["analyze", source, "--window-ops", "20000"])
+        r = run("analyze", source, "--window-ops", "20000", "--json",
+                os.path.join(self.dir, "a.json"), processes=3)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("117216 ops over 3 processes, each holding its steps",
+                      r.stderr)
+
+    def write_ar_with(self, name, edit):
+        """trace-AR as text with edit(lines) applied, gzipped (3 chunks)."""
+        source = os.path.join(PUBLISHED, "trace-AR.csv.gz")
+        if not os.path.exists(source):
+            self.skipTest(f"published traces not found at {PUBLISHED}")
+        with gzip.open(source, "rt", newline="") as f:
+            lines = f.read().split("\n")
+        edit(lines)
+        path = os.path.join(self.dir, name)
+        with gzip.open(path, "wt", newline="", compresslevel=1) as f:
+            f.write("\n".join(lines))
+        shutil.copy(os.path.join(PUBLISHED, "meta-AR.yaml"),
+                    os.path.join(self.dir, "meta.yaml"))
+        return path
+
+    def test_windows_quoted_line_break_read_alone(self):
+        # A quoted line break in the last chunk: a chunk boundary could cut
+        # it, so every process reads the file alone; the same report.
+        def edit(lines):
+            lines[0] += ",note"
+            for i in range(1, len(lines)):
+                if lines[i]:
+                    lines[i] += ',"two\nlines"' if i == 100000 else ",x"
+        path = self.write_ar_with("quoted.csv.gz", edit)
+        self.expect_identical(["analyze", path, "--window-ops", "20000"],
+                              counts=(2,))
+        r = run("analyze", path, "--window-ops", "20000", "--json",
+                os.path.join(self.dir, "q.json"), processes=2)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("each holding its steps", r.stderr)
+
+    def test_windows_bad_row_same_error(self):
+        def edit(lines):
+            fields = lines[90000].split(",")
+            fields[7] = "x7"  # seq_id
+            lines[90000] = ",".join(fields)
+        path = self.write_ar_with("bad.csv.gz", edit)
+        one = run("analyze", path, "--window-ops", "20000")
+        self.assertEqual(one.returncode, 2, one.stderr)
+        self.assertIn("line 90001", one.stderr)
+        for k in (2, 3):
+            many = run("analyze", path, "--window-ops", "20000", processes=k)
+            self.assertEqual(many.returncode, 2, many.stderr)
+            self.assertEqual(many.stderr.count("strag: error:"), 1,
+                             many.stderr)
+            # (mpirun adds its own notice of the exit status after it)
+            mine = [l for l in many.stderr.splitlines()
+                    if l.startswith("strag")]
+            self.assertEqual(mine, one.stderr.splitlines())
 
 
 def main():

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "load/distributed_ops_csv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <string_view>
+#include <utility>
+
+#include "base/byte_pack.h"
+#include "base/parallel_for.h"
+#include "base/str_format.h"
+#include "ingest/common/text_blocks.h"
+#include "ingest/common/text_reader.h"
+#include "ingest/ops_csv/ops_csv_parser.h"
+#include "trace/ops_table_pack.h"
+
+namespace strag::load {
+namespace {
+
+// Cuts the text, block by block, into chunks of whole lines of at least
+// `chunk_bytes` (the last one: what is left, with or without its line end)
+// and calls fn(chunk index, chunk) on each, in order. Every process cuts
+// the same text the same way.
+class LineChunker {
+ public:
+  using Fn = std::function<Status(size_t, std::string_view)>;
+  LineChunker(size_t chunk_bytes, Fn fn)
+      : chunk_bytes_(chunk_bytes), fn_(std::move(fn)) {}
+
+  Status Feed(std::string_view text) {
+    while (!text.empty()) {
+      const size_t want =
+          pending_.size() < chunk_bytes_ ? chunk_bytes_ - pending_.size() : 0;
+      const size_t newline =
+          text.size() <= want ? std::string_view::npos : text.find('\n', want);
+      if (newline == std::string_view::npos) {
+        pending_.append(text);
+        return Status::Ok();
+      }
+      pending_.append(text.substr(0, newline + 1));
+      text.remove_prefix(newline + 1);
+      RETURN_IF_ERROR(Emit());
+    }
+    return Status::Ok();
+  }
+
+  Status Finish() { return pending_.empty() ? Status::Ok() : Emit(); }
+
+ private:
+  Status Emit() {
+    const Status status = fn_(next_++, pending_);
+    pending_.clear();
+    return status;
+  }
+
+  const size_t chunk_bytes_;
+  const Fn fn_;
+  std::string pending_;
+  size_t next_ = 0;
+};
+
+// Whether every line of `text` holds an even number of quotes: then no
+// quoted field holds a line break (its first line would hold an odd
+// number), and a cut at any line end is a cut between records.
+bool NoQuotedLineBreak(std::string_view text) {
+  if (std::memchr(text.data(), '"', text.size()) == nullptr) return true;
+  bool open = false;
+  for (const char c : text) {
+    if (c == '"') {
+      open = !open;
+    } else if (c == '\n' && open) {
+      return false;
+    }
+  }
+  return !open;
+}
+
+struct Chunk {
+  uint64_t index = 0;
+  trace::OpsTable rows;
+};
+
+// This process's chunks, parsed (extra columns dropped, as the streamed
+// reader drops them); nullopt when it cannot vouch for them.
+std::optional<std::vector<Chunk>> ParseMyChunks(const std::string& path,
+                                                const StreamOptions& options,
+                                                size_t rank, size_t size,
+                                                size_t chunk_bytes) {
+  Result<std::unique_ptr<ingest::TextReader>> reader =
+      ingest::TextReader::Open(path, size_t{1} << 20, options.gzip_engine);
+  if (!reader.ok()) return std::nullopt;
+  const size_t threads =
+      options.threads == 0 ? HardwareThreads() : options.threads;
+  ingest::OpsCsvParser parser(path, 0, options.limits.max_line_bytes, threads);
+  parser.DropExtraColumns();
+  std::vector<Chunk> mine;
+  bool header_fed = false;
+  LineChunker chunker(chunk_bytes, [&](size_t k, std::string_view text) {
+    if (!NoQuotedLineBreak(text)) return InvalidInput("quoted line break");
+    const bool my_chunk = k % size == rank;
+    if (!header_fed) {  // chunk 0 starts with the header line
+      header_fed = true;
+      if (!my_chunk) {
+        const size_t end = text.find('\n');
+        if (end == std::string_view::npos) return InvalidInput("no rows");
+        return parser.Feed(text.substr(0, end + 1));
+      }
+    }
+    if (!my_chunk) return Status::Ok();
+    RETURN_IF_ERROR(parser.Feed(text));
+    Chunk& chunk = mine.emplace_back();
+    chunk.index = k;
+    parser.TakeRows(&chunk.rows);
+    return Status::Ok();
+  });
+  const Status read = ingest::ForEachTextBlock(
+      reader->get(),
+      {.block_bytes = size_t{1} << 20, .inflate_on_thread = true,
+       .sink_refused = {}},
+      [&](std::string_view block) { return chunker.Feed(block); });
+  if (!read.ok() || !chunker.Finish().ok() || !header_fed) return std::nullopt;
+  // The last line of the file, without its line end, is parsed here.
+  Result<trace::OpsTable> last = parser.Finish();
+  if (!last.ok()) return std::nullopt;
+  if (last->size() > 0) {
+    if (mine.empty()) return std::nullopt;
+    mine.back().rows.AppendRows(*last, 0, last->size());
+  }
+  return mine;
+}
+
+// Rows reordered: row i of the result is row order[i].
+void PermuteRows(const std::vector<size_t>& order, trace::OpsTable* t) {
+  trace::OpsTable::ForEachColumn(*t, *t, [&](auto& column, const auto&) {
+    if (column.empty()) return;
+    std::decay_t<decltype(column)> out;
+    out.reserve(order.size());
+    for (size_t i : order) out.push_back(column[i]);
+    column.swap(out);
+  });
+}
+
+// Everyone's status: the first process's error (in process order, so in
+// step order where it is about steps), or Ok.
+Status AgreeOnStatus(const Status& mine, Collective* c) {
+  BytePacker out;
+  out.Put<uint8_t>(mine.ok() ? 0 : 1);
+  out.Put<int32_t>(static_cast<int32_t>(mine.code()));
+  out.PutArray<char>(mine.message());
+  ASSIGN_OR_RETURN(const std::vector<std::string> all,
+                   c->AllGather(out.Take()));
+  for (const std::string& bytes : all) {
+    ByteUnpacker in(bytes);
+    const bool failed = in.Get<uint8_t>() == 1;
+    const auto code = static_cast<StatusCode>(in.Get<int32_t>());
+    const std::vector<char> message = in.GetArray<char>();
+    if (!in.ok()) return Internal("AgreeOnStatus: damaged bytes");
+    if (failed) return Status(code, std::string(message.begin(), message.end()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::optional<DistributedJob>> DistributeOpsCsv(
+    const std::string& path, const trace::JobMeta& meta,
+    const StreamOptions& options, Collective* c, size_t chunk_bytes) {
+  const size_t size = c->size(), rank = c->rank();
+  std::optional<std::vector<Chunk>> chunks =
+      ParseMyChunks(path, options, rank, size,
+                    chunk_bytes ? chunk_bytes : kDistributedChunkBytes);
+
+  // 2. The job's steps and their op counts, from everyone's chunks.
+  std::map<int64_t, uint64_t> my_counts;
+  if (chunks) {
+    for (const Chunk& chunk : *chunks) {
+      for (const int64_t s : chunk.rows.step) ++my_counts[s];
+    }
+  }
+  BytePacker counts_out;
+  counts_out.Put<uint8_t>(chunks ? 1 : 0);
+  std::vector<int64_t> steps_out;
+  std::vector<uint64_t> ops_out;
+  for (const auto& [step, ops] : my_counts) {
+    steps_out.push_back(step);
+    ops_out.push_back(ops);
+  }
+  counts_out.PutArray<int64_t>(steps_out);
+  counts_out.PutArray<uint64_t>(ops_out);
+  ASSIGN_OR_RETURN(const std::vector<std::string> all_counts,
+                   c->AllGather(counts_out.Take()));
+  std::map<int64_t, uint64_t> counts;
+  for (const std::string& bytes : all_counts) {
+    ByteUnpacker in(bytes);
+    const bool vouched = in.Get<uint8_t>() == 1;
+    const std::vector<int64_t> steps = in.GetArray<int64_t>();
+    const std::vector<uint64_t> ops = in.GetArray<uint64_t>();
+    if (!in.done() || steps.size() != ops.size()) {
+      return Internal("DistributeOpsCsv: damaged step counts");
+    }
+    if (!vouched) return std::optional<DistributedJob>();  // all give up
+    for (size_t k = 0; k < steps.size(); ++k) counts[steps[k]] += ops[k];
+  }
+  DistributedJob job;
+  std::vector<int64_t> steps;
+  for (const auto& [step, ops] : counts) {
+    steps.push_back(step);
+    job.ops += ops;
+  }
+  if (job.ops == 0) return InvalidInput(path + ": the trace has no ops");
+  if (size > steps.size()) {
+    return InvalidInput(StrFormat(
+        "%zu processes for a job of %zu steps: run at most one per step",
+        size, steps.size()));
+  }
+  // Each step's owner: the process whose share of the steps holds it.
+  std::vector<size_t> owner(steps.size());
+  for (size_t p = 0; p < size; ++p) {
+    const Share share = ShareOf(steps.size(), p, size);
+    std::fill(owner.begin() + static_cast<ptrdiff_t>(share.first),
+              owner.begin() + static_cast<ptrdiff_t>(share.end), p);
+  }
+  const Share share = ShareOf(steps.size(), rank, size);  // this process's
+  const auto owner_of = [&](int64_t step) {
+    return owner[static_cast<size_t>(
+        std::lower_bound(steps.begin(), steps.end(), step) - steps.begin())];
+  };
+
+  // 3. Rows to their step's owner, a segment per chunk and owner:
+  //    [1, chunk index, rows]..., 0.
+  std::vector<BytePacker> to(size);
+  {
+    std::vector<trace::OpsTable> part(size);
+    for (Chunk& chunk : *chunks) {
+      const trace::OpsTable& rows = chunk.rows;
+      for (size_t r = 0; r < rows.size();) {
+        const size_t p = owner_of(rows.step[r]);
+        size_t e = r + 1;
+        while (e < rows.size() &&
+               (rows.step[e] == rows.step[e - 1] || owner_of(rows.step[e]) == p)) {
+          ++e;
+        }
+        part[p].AppendRows(rows, r, e);
+        r = e;
+      }
+      chunk.rows = trace::OpsTable();
+      for (size_t p = 0; p < size; ++p) {
+        if (part[p].size() == 0) continue;
+        to[p].Put<uint8_t>(1);
+        to[p].Put<uint64_t>(chunk.index);
+        trace::PackOpsTable(part[p], &to[p]);
+        part[p] = trace::OpsTable();
+      }
+    }
+  }
+  chunks.reset();
+  std::vector<std::string> messages(size);
+  for (size_t p = 0; p < size; ++p) {
+    to[p].Put<uint8_t>(0);
+    messages[p] = to[p].Take();
+    if (p != rank) job.exchanged_bytes += messages[p].size();
+  }
+  ASSIGN_OR_RETURN(std::vector<std::string> received,
+                   c->AllToAll(std::move(messages)));
+  // The rows in input order, chunk by chunk: chunk k came from process
+  // k % K, whose segments arrive in its chunk order, so the messages are
+  // merged segment by segment (no second copy of them); then grouped by
+  // step, a step's rows in input order: what the one-process reader's sort
+  // gives.
+  trace::OpsTable rows;
+  {
+    // Every op of this process's steps comes here: the columns are sized
+    // once (a CSV always has the binary32 times).
+    size_t total = 0;
+    for (size_t s = share.first; s < share.end; ++s) total += counts[steps[s]];
+    rows.Reserve(total);
+    rows.start_s32.reserve(total);
+    rows.dur_s32.reserve(total);
+    rows.start_rem_as.reserve(total);
+    std::vector<ByteUnpacker> in;
+    std::vector<uint64_t> next_index(size);
+    for (size_t p = 0; p < size; ++p) {
+      in.emplace_back(received[p]);
+      next_index[p] =
+          in[p].Get<uint8_t>() == 1 ? in[p].Get<uint64_t>() : UINT64_MAX;
+    }
+    while (true) {
+      const size_t p = static_cast<size_t>(
+          std::min_element(next_index.begin(), next_index.end()) -
+          next_index.begin());
+      if (next_index[p] == UINT64_MAX) break;
+      ASSIGN_OR_RETURN(const trace::OpsTable segment,
+                       trace::UnpackOpsTable(&in[p]));
+      rows.AppendRows(segment, 0, segment.size());
+      next_index[p] =
+          in[p].Get<uint8_t>() == 1 ? in[p].Get<uint64_t>() : UINT64_MAX;
+    }
+    for (const ByteUnpacker& u : in) {
+      if (!u.done()) return Internal("DistributeOpsCsv: damaged rows");
+    }
+  }
+  received = {};
+  if (!std::is_sorted(rows.step.begin(), rows.step.end())) {
+    std::vector<size_t> order(rows.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return rows.step[a] < rows.step[b];
+    });
+    PermuteRows(order, &rows);
+  }
+  job.my_ops = rows.size();
+
+  // 4. The shape, from the first step's rows (process 0 owns that step).
+  BytePacker first_out;
+  if (rank == 0) {
+    const size_t n = static_cast<size_t>(
+        std::upper_bound(rows.step.begin(), rows.step.end(), steps.front()) -
+        rows.step.begin());
+    trace::OpsTable first;
+    first.AppendRows(rows, 0, n);
+    trace::PackOpsTable(first, &first_out);
+  }
+  ASSIGN_OR_RETURN(const std::vector<std::string> all_first,
+                   c->AllGather(first_out.Take()));
+  ByteUnpacker first_in(all_first[0]);
+  ASSIGN_OR_RETURN(const trace::OpsTable first_rows,
+                   trace::UnpackOpsTable(&first_in));
+  Result<whatif::PreparedTrace> shape = whatif::PrepareShape(first_rows, meta);
+  if (!shape.ok()) return shape.status().WithContext(path);
+  job.shape = std::move(shape).value();
+  job.shape.steps = steps;
+
+  // This process's steps in windows of at least window_ops ops.
+  std::vector<whatif::PreparedTrace> windows;
+  Status prepared = Status::Ok();
+  trace::OpsTable window_rows;
+  for (size_t s = share.first, from = 0; s < share.end && prepared.ok();) {
+    size_t to_row = from, last = s;
+    while (last < share.end &&
+           (last == s || to_row - from < options.window_ops)) {
+      to_row += counts[steps[last]];
+      ++last;
+    }
+    window_rows.ClearRows();
+    window_rows.AppendRows(rows, from, to_row);
+    Result<whatif::PreparedTrace> w =
+        whatif::PrepareWindow(job.shape, window_rows, s, last - s);
+    if (w.ok()) {
+      windows.push_back(std::move(w).value());
+    } else {
+      prepared = w.status().WithContext(path);
+    }
+    s = last;
+    from = to_row;
+  }
+  rows = trace::OpsTable();
+  window_rows = trace::OpsTable();
+  RETURN_IF_ERROR(AgreeOnStatus(prepared, c));
+  job.windows = std::make_unique<HeldWindows>(std::move(windows));
+  return std::optional<DistributedJob>(std::move(job));
+}
+
+}  // namespace strag::load
