@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "load/distributed_ops_csv.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -84,45 +87,117 @@ struct Chunk {
   trace::OpsTable rows;
 };
 
+// Calls fn(k, chunk) for this process's chunks (k % size == rank), in
+// order, and for chunk 0 always (the header is its first line). A plain
+// file is read by byte ranges, only those chunks: chunk k runs from the
+// first line start at or after k * chunk_bytes to the next chunk's start.
+// A gzip stream (or a pipe) is gone through whole, every chunk passed to fn,
+// cut by LineChunker. Every process cuts the same file the same way.
+using ChunkFn = std::function<Status(size_t, std::string_view)>;
+
+Status ForEachChunk(const std::string& path, const StreamOptions& options,
+                    size_t rank, size_t size, size_t chunk_bytes,
+                    const ChunkFn& fn) {
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<ingest::TextReader> reader,
+      ingest::TextReader::Open(path, size_t{1} << 20, options.gzip_engine));
+  const uint64_t file_size = reader->file_bytes();
+  if (reader->is_gzip() || file_size == 0) {
+    LineChunker chunker(chunk_bytes, fn);
+    RETURN_IF_ERROR(ingest::ForEachTextBlock(
+        reader.get(),
+        {.block_bytes = size_t{1} << 20, .inflate_on_thread = true,
+         .sink_refused = {}},
+        [&](std::string_view block) { return chunker.Feed(block); }));
+    return chunker.Finish();
+  }
+  reader.reset();
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NotFound(path + ": cannot open");
+  const std::unique_ptr<int, void (*)(int*)> closer(
+      new int(fd), [](int* f) { close(*f); delete f; });
+  const auto read_at = [&](uint64_t at, uint64_t bytes,
+                           std::string* out) -> Status {
+    out->resize(bytes);
+    for (uint64_t done = 0; done < bytes;) {
+      const ssize_t n = pread(fd, out->data() + done, bytes - done,
+                              static_cast<off_t>(at + done));
+      if (n <= 0) return IoError(path + ": cannot read");
+      done += static_cast<uint64_t>(n);
+    }
+    return Status::Ok();
+  };
+  // The first line start at or after `at` (the file's end if none).
+  std::string probe;
+  const auto line_start = [&](uint64_t at) -> Result<uint64_t> {
+    if (at == 0) return uint64_t{0};
+    for (uint64_t pos = at - 1; pos < file_size;) {
+      const uint64_t n = std::min<uint64_t>(uint64_t{1} << 16, file_size - pos);
+      RETURN_IF_ERROR(read_at(pos, n, &probe));
+      const size_t newline = probe.find('\n');
+      if (newline != std::string::npos) return pos + newline + 1;
+      pos += n;
+    }
+    return file_size;
+  };
+  const uint64_t chunks = (file_size + chunk_bytes - 1) / chunk_bytes;
+  std::string text;
+  for (uint64_t k = 0; k < chunks; ++k) {
+    if (k % size != rank && k != 0) continue;
+    ASSIGN_OR_RETURN(const uint64_t begin, line_start(k * chunk_bytes));
+    ASSIGN_OR_RETURN(const uint64_t end,
+                     k + 1 == chunks ? Result<uint64_t>(file_size)
+                                     : line_start((k + 1) * chunk_bytes));
+    // Chunk 0 of another process: its header line is enough.
+    const uint64_t want =
+        k % size == rank ? end - begin : std::min(end - begin, uint64_t{1} << 16);
+    RETURN_IF_ERROR(read_at(begin, want, &text));
+    if (k % size != rank) {
+      const size_t newline = text.find('\n');
+      if (newline == std::string::npos) {
+        return InvalidInput(path + ": header line too long to share");
+      }
+      text.resize(newline + 1);
+    }
+    RETURN_IF_ERROR(fn(k, text));
+  }
+  return Status::Ok();
+}
+
+
 // This process's chunks, parsed (extra columns dropped, as the streamed
 // reader drops them); nullopt when it cannot vouch for them.
 std::optional<std::vector<Chunk>> ParseMyChunks(const std::string& path,
                                                 const StreamOptions& options,
                                                 size_t rank, size_t size,
                                                 size_t chunk_bytes) {
-  Result<std::unique_ptr<ingest::TextReader>> reader =
-      ingest::TextReader::Open(path, size_t{1} << 20, options.gzip_engine);
-  if (!reader.ok()) return std::nullopt;
   const size_t threads =
       options.threads == 0 ? HardwareThreads() : options.threads;
   ingest::OpsCsvParser parser(path, 0, options.limits.max_line_bytes, threads);
   parser.DropExtraColumns();
   std::vector<Chunk> mine;
   bool header_fed = false;
-  LineChunker chunker(chunk_bytes, [&](size_t k, std::string_view text) {
-    if (!NoQuotedLineBreak(text)) return InvalidInput("quoted line break");
-    const bool my_chunk = k % size == rank;
-    if (!header_fed) {  // chunk 0 starts with the header line
-      header_fed = true;
-      if (!my_chunk) {
-        const size_t end = text.find('\n');
-        if (end == std::string_view::npos) return InvalidInput("no rows");
-        return parser.Feed(text.substr(0, end + 1));
-      }
-    }
-    if (!my_chunk) return Status::Ok();
-    RETURN_IF_ERROR(parser.Feed(text));
-    Chunk& chunk = mine.emplace_back();
-    chunk.index = k;
-    parser.TakeRows(&chunk.rows);
-    return Status::Ok();
-  });
-  const Status read = ingest::ForEachTextBlock(
-      reader->get(),
-      {.block_bytes = size_t{1} << 20, .inflate_on_thread = true,
-       .sink_refused = {}},
-      [&](std::string_view block) { return chunker.Feed(block); });
-  if (!read.ok() || !chunker.Finish().ok() || !header_fed) return std::nullopt;
+  const Status read = ForEachChunk(
+      path, options, rank, size, chunk_bytes,
+      [&](size_t k, std::string_view text) {
+        if (!NoQuotedLineBreak(text)) return InvalidInput("quoted line break");
+        const bool my_chunk = k % size == rank;
+        if (!header_fed) {  // chunk 0 starts with the header line
+          header_fed = true;
+          if (!my_chunk) {
+            const size_t end = text.find('\n');
+            if (end == std::string_view::npos) return InvalidInput("no rows");
+            return parser.Feed(text.substr(0, end + 1));
+          }
+        }
+        if (!my_chunk) return Status::Ok();
+        RETURN_IF_ERROR(parser.Feed(text));
+        Chunk& chunk = mine.emplace_back();
+        chunk.index = k;
+        parser.TakeRows(&chunk.rows);
+        return Status::Ok();
+      });
+  if (!read.ok() || !header_fed) return std::nullopt;
   // The last line of the file, without its line end, is parsed here.
   Result<trace::OpsTable> last = parser.Finish();
   if (!last.ok()) return std::nullopt;

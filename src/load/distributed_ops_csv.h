@@ -3,15 +3,18 @@
 // analysis together (`mpirun -n K strag analyze --window-ops N`), each
 // holding only its share of the job: the scale-out of docs/scale-out.md.
 //
-//   1. Every process goes through the text (reading or inflating it costs
-//      little beside parsing) cut the same way into chunks of whole lines,
-//      and parses the header and its chunks (k % K == its rank).
+//   1. The text is cut the same way by every process into chunks of whole
+//      lines, and each parses the header and its chunks (k % K == its
+//      rank): a plain file is read by byte ranges, only those chunks; a
+//      gzip stream is inflated whole (it cannot be entered in the middle;
+//      inflating costs little beside parsing).
 //   2. The per-step op counts are gathered: every process knows the job's
 //      steps, and each owns the contiguous share of them that
 //      whatif::AnalyzeWindows replays there (ShareOf).
 //   3. Rows go to their step's owner in one personal exchange
-//      (Collective::AllToAll: pairwise MPI_Sendrecv), tagged with their chunk, so
-//      that each owner lays its rows out in input order, grouped by step.
+//      (Collective::AllToAll: pairwise MPI_Sendrecv), tagged with their
+//      chunk, so that each owner lays its rows out in input order, grouped
+//      by step.
 //   4. The rows of the first step go to every process, which builds the
 //      same shape (layout, model, workers) from them; each prepares its
 //      steps in windows of at least N ops and keeps only the prepared

@@ -135,7 +135,8 @@ class MpiTest(unittest.TestCase):
                       r.stderr)
 
     def write_ar_with(self, name, edit):
-        """trace-AR as text with edit(lines) applied, gzipped (3 chunks)."""
+        """trace-AR as text with edit(lines) applied (3 chunks), gzipped
+        unless the name ends in .csv (then read by byte ranges)."""
         source = os.path.join(PUBLISHED, "trace-AR.csv.gz")
         if not os.path.exists(source):
             self.skipTest(f"published traces not found at {PUBLISHED}")
@@ -143,11 +144,19 @@ class MpiTest(unittest.TestCase):
             lines = f.read().split("\n")
         edit(lines)
         path = os.path.join(self.dir, name)
-        with gzip.open(path, "wt", newline="", compresslevel=1) as f:
-            f.write("\n".join(lines))
+        if name.endswith(".csv"):
+            with open(path, "w", newline="") as f:
+                f.write("\n".join(lines))
+        else:
+            with gzip.open(path, "wt", newline="", compresslevel=1) as f:
+                f.write("\n".join(lines))
         shutil.copy(os.path.join(PUBLISHED, "meta-AR.yaml"),
                     os.path.join(self.dir, "meta.yaml"))
         return path
+
+    def test_windows_plain_csv_by_byte_ranges(self):
+        path = self.write_ar_with("plain.csv", lambda lines: None)
+        self.expect_identical(["analyze", path, "--window-ops", "20000"])
 
     def test_windows_quoted_line_break_read_alone(self):
         # A quoted line break in the last chunk: a chunk boundary could cut
@@ -157,20 +166,24 @@ class MpiTest(unittest.TestCase):
             for i in range(1, len(lines)):
                 if lines[i]:
                     lines[i] += ',"two\nlines"' if i == 100000 else ",x"
-        path = self.write_ar_with("quoted.csv.gz", edit)
-        self.expect_identical(["analyze", path, "--window-ops", "20000"],
-                              counts=(2,))
-        r = run("analyze", path, "--window-ops", "20000", "--json",
-                os.path.join(self.dir, "q.json"), processes=2)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertNotIn("each holding its steps", r.stderr)
+        for name in ("quoted.csv.gz", "quoted.csv"):
+            path = self.write_ar_with(name, edit)
+            self.expect_identical(["analyze", path, "--window-ops", "20000"],
+                                  counts=(2,))
+            r = run("analyze", path, "--window-ops", "20000", "--json",
+                    os.path.join(self.dir, "q.json"), processes=2)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("each holding its steps", r.stderr)
 
     def test_windows_bad_row_same_error(self):
         def edit(lines):
             fields = lines[90000].split(",")
             fields[7] = "x7"  # seq_id
             lines[90000] = ",".join(fields)
-        path = self.write_ar_with("bad.csv.gz", edit)
+        self.expect_same_error(self.write_ar_with("bad.csv.gz", edit))
+        self.expect_same_error(self.write_ar_with("bad.csv", edit))
+
+    def expect_same_error(self, path):
         one = run("analyze", path, "--window-ops", "20000")
         self.assertEqual(one.returncode, 2, one.stderr)
         self.assertIn("line 90001", one.stderr)
