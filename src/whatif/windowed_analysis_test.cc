@@ -22,6 +22,7 @@
 #include "whatif/prepared_generic.h"
 #include "whatif/prepared_trace.h"
 #include "whatif/published_traces_test_util.h"
+#include "whatif/result_compare_test_util.h"
 
 namespace strag::whatif {
 namespace {
@@ -69,69 +70,6 @@ class TableWindows : public WindowSource {
   const PreparedTrace& shape_;
   size_t size_, lo_, hi_;
 };
-
-bool Same(double a, double b) {
-  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
-}
-bool Same(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t k = 0; k < a.size(); ++k) {
-    if (!Same(a[k], b[k])) return false;
-  }
-  return true;
-}
-bool Same(const Decomposition& a, const Decomposition& b) {
-  if (a.keys != b.keys || !Same(a.slowdown, b.slowdown) ||
-      a.per_step.size() != b.per_step.size()) {
-    return false;
-  }
-  for (size_t k = 0; k < a.per_step.size(); ++k) {
-    if (!Same(a.per_step[k], b.per_step[k])) return false;
-  }
-  return true;
-}
-bool Same(const Counterfactual& a, const Counterfactual& b) {
-  return a.selector == b.selector && a.unfix == b.unfix && a.ranks == b.ranks &&
-         Same(a.t_ori, b.t_ori) && Same(a.t_ideal, b.t_ideal) &&
-         Same(a.t_rem, b.t_rem) && Same(a.t_add, b.t_add) &&
-         Same(a.rem, b.rem) && Same(a.add, b.add);
-}
-
-void ExpectSameResult(const WhatIfResult& a, const WhatIfResult& b) {
-  EXPECT_EQ(a.steps, b.steps);
-  EXPECT_TRUE(Same(a.step_t_observed, b.step_t_observed));
-  EXPECT_TRUE(Same(a.step_t_replayed, b.step_t_replayed));
-  EXPECT_TRUE(Same(a.step_t_ideal, b.step_t_ideal));
-  EXPECT_TRUE(Same(a.slowdown, b.slowdown)) << a.slowdown << " " << b.slowdown;
-  EXPECT_TRUE(Same(a.waste, b.waste));
-  EXPECT_TRUE(Same(a.launch_slowdown, b.launch_slowdown));
-  EXPECT_TRUE(Same(a.slowdown_per_step, b.slowdown_per_step));
-  EXPECT_TRUE(Same(a.launch_slowdown_per_step, b.launch_slowdown_per_step));
-  EXPECT_TRUE(Same(a.by_optype, b.by_optype));
-  EXPECT_TRUE(Same(a.by_dp_rank, b.by_dp_rank));
-  EXPECT_TRUE(Same(a.by_stage, b.by_stage));
-  EXPECT_TRUE(Same(a.by_pipeline_stage, b.by_pipeline_stage));
-  ASSERT_EQ(a.workers.size(), b.workers.size());
-  for (size_t k = 0; k < a.workers.size(); ++k) {
-    EXPECT_EQ(a.workers[k].rank, b.workers[k].rank) << k;
-    EXPECT_TRUE(Same(a.workers[k].score, b.workers[k].score)) << k;
-    EXPECT_TRUE(Same(a.workers[k].unfix_slowdown, b.workers[k].unfix_slowdown))
-        << "worker " << a.workers[k].rank;
-  }
-  EXPECT_TRUE(Same(a.fix_worst_workers, b.fix_worst_workers));
-  EXPECT_TRUE(Same(a.fix_last_stage, b.fix_last_stage));
-  ASSERT_EQ(a.selected.size(), b.selected.size());
-  for (size_t k = 0; k < a.selected.size(); ++k) {
-    EXPECT_TRUE(Same(a.selected[k], b.selected[k])) << a.selected[k].selector;
-  }
-  EXPECT_TRUE(Same(a.ideal_node_cost, b.ideal_node_cost));
-  ASSERT_EQ(a.ideal.size(), b.ideal.size());
-  for (size_t k = 0; k < a.ideal.size(); ++k) {
-    EXPECT_EQ(a.ideal[k].op_type, b.ideal[k].op_type);
-    EXPECT_TRUE(Same(a.ideal[k].value_s, b.ideal[k].value_s));
-  }
-  EXPECT_TRUE(Same(a.self_test_max_error_s, b.self_test_max_error_s));
-}
 
 void ExpectWindowsMatch(const trace::OpsTable& table,
                         const trace::JobMeta& meta,

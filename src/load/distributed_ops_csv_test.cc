@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+// DistributeOpsCsv on threads (base/thread_collective.h) against one
+// process's StreamOpsCsv: the same analysis, bit for bit, for 1 to 4
+// processes, chunks of a few KiB, plain and gzip files, rows by step and
+// rank by rank; and every process giving up together where one cannot
+// vouch for its chunks (a quoted line break, a bad row).
+
+#include "load/distributed_ops_csv.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "base/thread_collective.h"
+#include "ingest/common/gzip.h"
+#include "ingest/ops_csv/ops_csv_writer.h"
+#include "sim/job_spec.h"
+#include "sim/simulator.h"
+#include "whatif/result_compare_test_util.h"
+
+namespace strag::load {
+namespace {
+
+constexpr std::string_view kSpec = R"(
+job: {dp: 4, pp: 2, tp: 2, microbatches: 4, steps: 9, gpus_per_node: 4}
+compute: {forward_ms: 10, backward_ms: 20, noise: {dist: lognormal, sigma: 0.05}}
+comm: {p2p_ms: 0.5, dp_allgather_ms: 3, dp_reducescatter_ms: 4,
+       noise: {dist: lognormal, sigma: 0.05}}
+stragglers:
+  - {kind: slow_worker, rank: 5, factor: 1.5, steps: [3, 6]}
+  - {kind: gc_pause, ranks: all, rate_per_step: 0.2, pause_ms: 30}
+)";
+
+constexpr size_t kChunkBytes = 4096;
+constexpr size_t kWindowOps = 300;
+
+class DistributeOpsCsvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto spec = sim::ParseJobSpec(kSpec, "test.yaml");
+    ASSERT_TRUE(spec.ok()) << spec.status().message();
+    auto job = sim::Simulate(*spec, {.truth = false});
+    ASSERT_TRUE(job.ok()) << job.status().message();
+    meta_ = sim::MetaOf(*job);
+    table_ = sim::ToOpsTable(*job, 0, job->spec.job.steps - 1);
+    dir_ = std::filesystem::temp_directory_path() /
+           ("strag-distributed-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // The CSV text of the table, its rows in `order` (default: as is).
+  std::string Csv(const std::vector<size_t>& order = {}) const {
+    if (order.empty()) return ingest::WriteOpsCsv(table_);
+    trace::OpsTable t;
+    for (const trace::ExtraColumn& e : table_.extra) {
+      t.extra.push_back({.name = e.name, .values = {}});
+    }
+    for (size_t r : order) t.AppendRows(table_, r, r + 1);
+    return ingest::WriteOpsCsv(t);
+  }
+  std::string Write(const std::string& name, const std::string& text,
+                    bool gzip) const {
+    const std::string path = (dir_ / name).string();
+    std::ofstream out(path, std::ios::binary);
+    if (gzip) {
+      auto gz = ingest::GzipCompress(text);
+      EXPECT_TRUE(gz.ok());
+      out << *gz;
+    } else {
+      out << text;
+    }
+    return path;
+  }
+
+  // One process's windowed analysis of `path`.
+  whatif::WhatIfResult Alone(const std::string& path) const {
+    auto job = StreamOpsCsv(path, meta_, {.window_ops = kWindowOps,
+                                          .spill_dir = dir_.string()});
+    EXPECT_TRUE(job.ok()) << job.status().message();
+    whatif::WhatIfOptions options;
+    options.threads = 1;
+    auto r = whatif::AnalyzeWindows(job->windows->shape(), job->windows.get(),
+                                    options);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return *r;
+  }
+
+  // What each of k processes gets: its result, or its status; and whether
+  // it gave up (nullopt).
+  struct Outcome {
+    Status status = Status::Ok();
+    bool gave_up = false;
+    whatif::WhatIfResult result;
+  };
+  std::vector<Outcome> Shared(const std::string& path, size_t k) const {
+    std::vector<Outcome> out(k);
+    ThreadCollective::Run(k, [&](Collective& c) {
+      Outcome& mine = out[c.rank()];
+      auto job = DistributeOpsCsv(path, meta_, {.window_ops = kWindowOps,
+                                                .threads = 1},
+                                  &c, kChunkBytes);
+      if (!job.ok()) {
+        mine.status = job.status();
+        return;
+      }
+      if (!*job) {
+        mine.gave_up = true;
+        return;
+      }
+      whatif::WhatIfOptions options;
+      options.threads = 1;
+      options.collective = &c;
+      auto r = whatif::AnalyzeWindows((*job)->shape, (*job)->windows.get(),
+                                      options);
+      if (!r.ok()) {
+        mine.status = r.status();
+        return;
+      }
+      mine.result = std::move(r).value();
+    });
+    return out;
+  }
+
+  void ExpectSameAsAlone(const std::string& path) {
+    const whatif::WhatIfResult expected = Alone(path);
+    for (size_t k = 1; k <= 4; ++k) {
+      SCOPED_TRACE(path + ", " + std::to_string(k) + " processes");
+      for (const Outcome& o : Shared(path, k)) {
+        ASSERT_TRUE(o.status.ok()) << o.status.message();
+        ASSERT_FALSE(o.gave_up);
+        whatif::ExpectSameResult(o.result, expected);
+      }
+    }
+  }
+
+  trace::JobMeta meta_;
+  trace::OpsTable table_;
+  std::filesystem::path dir_;
+};
+
+TEST_F(DistributeOpsCsvTest, RowsByStepPlainAndGzip) {
+  const std::string csv = Csv();
+  ASSERT_GT(csv.size(), 10 * kChunkBytes);
+  ExpectSameAsAlone(Write("by-step.csv", csv, false));
+  ExpectSameAsAlone(Write("by-step.csv.gz", csv, true));
+}
+
+TEST_F(DistributeOpsCsvTest, RowsRankByRank) {
+  std::vector<size_t> order(table_.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return table_.rank[a] < table_.rank[b];
+  });
+  const std::string csv = Csv(order);
+  ExpectSameAsAlone(Write("by-rank.csv", csv, false));
+  ExpectSameAsAlone(Write("by-rank.csv.gz", csv, true));
+}
+
+// The text with a column added: `value(line)` for each row.
+std::string WithNote(const std::string& csv,
+                     const std::function<std::string(size_t)>& value) {
+  std::string out;
+  size_t line = 0, at = 0;
+  while (at < csv.size()) {
+    const size_t end = csv.find('\n', at);
+    out += csv.substr(at, end - at);
+    out += line == 0 ? ",note" : "," + value(line);
+    out += '\n';
+    at = end + 1;
+    ++line;
+  }
+  return out;
+}
+
+TEST_F(DistributeOpsCsvTest, QuotedLineBreakMakesEveryProcessGiveUp) {
+  const std::string csv = Csv();
+  const size_t lines = static_cast<size_t>(
+      std::count(csv.begin(), csv.end(), '\n'));
+  for (size_t at : {size_t{2}, lines / 2, lines - 1}) {
+    const std::string text = WithNote(csv, [&](size_t line) {
+      return line == at ? std::string("\"two\nlines\"") : std::string("\"a,b\"");
+    });
+    for (bool gzip : {false, true}) {
+      const std::string path = Write("quoted.csv", text, gzip);
+      for (size_t k : {2, 3}) {
+        for (const Outcome& o : Shared(path, k)) {
+          EXPECT_TRUE(o.status.ok()) << o.status.message();
+          EXPECT_TRUE(o.gave_up) << "line " << at << ", " << k;
+        }
+      }
+    }
+  }
+  // Quotes without line breaks are shared as usual.
+  const std::string quoted = WithNote(csv, [](size_t) { return "\"a,b\"\"c\""; });
+  ExpectSameAsAlone(Write("quoted-fine.csv", quoted, false));
+}
+
+TEST_F(DistributeOpsCsvTest, BadRowMakesEveryProcessGiveUp) {
+  std::string csv = Csv();
+  const size_t line_start = csv.find('\n', csv.size() * 2 / 3) + 1;
+  csv.insert(line_start, "x");  // "x0,..." is not a dp rank
+  const std::string path = Write("bad.csv", csv, false);
+  for (size_t k : {2, 4}) {
+    for (const Outcome& o : Shared(path, k)) {
+      EXPECT_TRUE(o.status.ok()) << o.status.message();
+      EXPECT_TRUE(o.gave_up);
+    }
+  }
+}
+
+TEST_F(DistributeOpsCsvTest, MoreProcessesThanSteps) {
+  const std::string path = Write("few.csv", Csv(), false);
+  for (const Outcome& o : Shared(path, 12)) {
+    EXPECT_FALSE(o.status.ok());
+    EXPECT_NE(o.status.message().find("run at most one per step"),
+              std::string::npos)
+        << o.status.message();
+  }
+}
+
+}  // namespace
+}  // namespace strag::load
