@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "load/distributed_ops_csv.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -16,6 +13,7 @@
 #include "base/byte_pack.h"
 #include "base/parallel_for.h"
 #include "base/str_format.h"
+#include "ingest/common/file.h"
 #include "ingest/common/text_blocks.h"
 #include "ingest/common/text_reader.h"
 #include "ingest/ops_csv/ops_csv_parser.h"
@@ -106,25 +104,19 @@ Status ForEachChunk(const std::string& path, const StreamOptions& options,
     LineChunker chunker(chunk_bytes, fn);
     RETURN_IF_ERROR(ingest::ForEachTextBlock(
         reader.get(),
-        {.block_bytes = size_t{1} << 20, .inflate_on_thread = true,
+        {.block_bytes = size_t{1} << 20,
+         .inflate_on_thread = true,
          .sink_refused = {}},
         [&](std::string_view block) { return chunker.Feed(block); }));
     return chunker.Finish();
   }
   reader.reset();
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NotFound(path + ": cannot open");
-  const std::unique_ptr<int, void (*)(int*)> closer(
-      new int(fd), [](int* f) { close(*f); delete f; });
+  ASSIGN_OR_RETURN(ingest::InputFile file, ingest::InputFile::Open(path));
   const auto read_at = [&](uint64_t at, uint64_t bytes,
                            std::string* out) -> Status {
     out->resize(bytes);
-    for (uint64_t done = 0; done < bytes;) {
-      const ssize_t n = pread(fd, out->data() + done, bytes - done,
-                              static_cast<off_t>(at + done));
-      if (n <= 0) return IoError(path + ": cannot read");
-      done += static_cast<uint64_t>(n);
-    }
+    ASSIGN_OR_RETURN(const size_t n, file.ReadAt(at, out->data(), bytes));
+    if (n != bytes) return NotFound(path + ": shorter than its size");
     return Status::Ok();
   };
   // The first line start at or after `at` (the file's end if none).
@@ -149,8 +141,9 @@ Status ForEachChunk(const std::string& path, const StreamOptions& options,
                      k + 1 == chunks ? Result<uint64_t>(file_size)
                                      : line_start((k + 1) * chunk_bytes));
     // Chunk 0 of another process: its header line is enough.
-    const uint64_t want =
-        k % size == rank ? end - begin : std::min(end - begin, uint64_t{1} << 16);
+    const uint64_t want = k % size == rank
+                              ? end - begin
+                              : std::min(end - begin, uint64_t{1} << 16);
     RETURN_IF_ERROR(read_at(begin, want, &text));
     if (k % size != rank) {
       const size_t newline = text.find('\n');
@@ -164,7 +157,6 @@ Status ForEachChunk(const std::string& path, const StreamOptions& options,
   return Status::Ok();
 }
 
-
 // This process's chunks, parsed (extra columns dropped, as the streamed
 // reader drops them); nullopt when it cannot vouch for them.
 std::optional<std::vector<Chunk>> ParseMyChunks(const std::string& path,
@@ -177,26 +169,28 @@ std::optional<std::vector<Chunk>> ParseMyChunks(const std::string& path,
   parser.DropExtraColumns();
   std::vector<Chunk> mine;
   bool header_fed = false;
-  const Status read = ForEachChunk(
-      path, options, rank, size, chunk_bytes,
-      [&](size_t k, std::string_view text) {
-        if (!NoQuotedLineBreak(text)) return InvalidInput("quoted line break");
-        const bool my_chunk = k % size == rank;
-        if (!header_fed) {  // chunk 0 starts with the header line
-          header_fed = true;
-          if (!my_chunk) {
-            const size_t end = text.find('\n');
-            if (end == std::string_view::npos) return InvalidInput("no rows");
-            return parser.Feed(text.substr(0, end + 1));
-          }
-        }
-        if (!my_chunk) return Status::Ok();
-        RETURN_IF_ERROR(parser.Feed(text));
-        Chunk& chunk = mine.emplace_back();
-        chunk.index = k;
-        parser.TakeRows(&chunk.rows);
-        return Status::Ok();
-      });
+  const Status read =
+      ForEachChunk(path, options, rank, size, chunk_bytes,
+                   [&](size_t k, std::string_view text) {
+                     if (!NoQuotedLineBreak(text))
+                       return InvalidInput("quoted line break");
+                     const bool my_chunk = k % size == rank;
+                     if (!header_fed) {  // chunk 0 starts with the header line
+                       header_fed = true;
+                       if (!my_chunk) {
+                         const size_t end = text.find('\n');
+                         if (end == std::string_view::npos)
+                           return InvalidInput("no rows");
+                         return parser.Feed(text.substr(0, end + 1));
+                       }
+                     }
+                     if (!my_chunk) return Status::Ok();
+                     RETURN_IF_ERROR(parser.Feed(text));
+                     Chunk& chunk = mine.emplace_back();
+                     chunk.index = k;
+                     parser.TakeRows(&chunk.rows);
+                     return Status::Ok();
+                   });
   if (!read.ok() || !header_fed) return std::nullopt;
   // The last line of the file, without its line end, is parsed here.
   Result<trace::OpsTable> last = parser.Finish();
@@ -234,7 +228,8 @@ Status AgreeOnStatus(const Status& mine, Collective* c) {
     const auto code = static_cast<StatusCode>(in.Get<int32_t>());
     const std::vector<char> message = in.GetArray<char>();
     if (!in.ok()) return Internal("AgreeOnStatus: damaged bytes");
-    if (failed) return Status(code, std::string(message.begin(), message.end()));
+    if (failed)
+      return Status(code, std::string(message.begin(), message.end()));
   }
   return Status::Ok();
 }
@@ -289,8 +284,8 @@ Result<std::optional<DistributedJob>> DistributeOpsCsv(
   if (job.ops == 0) return InvalidInput(path + ": the trace has no ops");
   if (size > steps.size()) {
     return InvalidInput(StrFormat(
-        "%zu processes for a job of %zu steps: run at most one per step",
-        size, steps.size()));
+        "%zu processes for a job of %zu steps: run at most one per step", size,
+        steps.size()));
   }
   // Each step's owner: the process whose share of the steps holds it.
   std::vector<size_t> owner(steps.size());
@@ -315,8 +310,8 @@ Result<std::optional<DistributedJob>> DistributeOpsCsv(
       for (size_t r = 0; r < rows.size();) {
         const size_t p = owner_of(rows.step[r]);
         size_t e = r + 1;
-        while (e < rows.size() &&
-               (rows.step[e] == rows.step[e - 1] || owner_of(rows.step[e]) == p)) {
+        while (e < rows.size() && (rows.step[e] == rows.step[e - 1] ||
+                                   owner_of(rows.step[e]) == p)) {
           ++e;
         }
         part[p].AppendRows(rows, r, e);

@@ -66,11 +66,11 @@ class HeldWindows : public whatif::WindowSource {
 };
 
 struct DistributedJob {
-  whatif::PreparedTrace shape;  // the whole job: every step, no slots
+  whatif::PreparedTrace shape;           // the whole job: every step, no slots
   std::unique_ptr<HeldWindows> windows;  // this process's steps
-  uint64_t ops = 0;         // the whole job's
-  uint64_t my_ops = 0;      // this process's
-  uint64_t exchanged_bytes = 0;  // rows this process sent to others
+  uint64_t ops = 0;                      // the whole job's
+  uint64_t my_ops = 0;                   // this process's
+  uint64_t exchanged_bytes = 0;          // rows this process sent to others
 };
 
 // See above; every process of `c` calls it. `chunk_bytes` is for tests

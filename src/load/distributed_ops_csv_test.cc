@@ -12,8 +12,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <numeric>
 #include <string>
@@ -83,8 +83,8 @@ class DistributeOpsCsvTest : public ::testing::Test {
 
   // One process's windowed analysis of `path`.
   whatif::WhatIfResult Alone(const std::string& path) const {
-    auto job = StreamOpsCsv(path, meta_, {.window_ops = kWindowOps,
-                                          .spill_dir = dir_.string()});
+    auto job = StreamOpsCsv(
+        path, meta_, {.window_ops = kWindowOps, .spill_dir = dir_.string()});
     EXPECT_TRUE(job.ok()) << job.status().message();
     whatif::WhatIfOptions options;
     options.threads = 1;
@@ -105,9 +105,9 @@ class DistributeOpsCsvTest : public ::testing::Test {
     std::vector<Outcome> out(k);
     ThreadCollective::Run(k, [&](Collective& c) {
       Outcome& mine = out[c.rank()];
-      auto job = DistributeOpsCsv(path, meta_, {.window_ops = kWindowOps,
-                                                .threads = 1},
-                                  &c, kChunkBytes);
+      auto job = DistributeOpsCsv(path, meta_,
+                                  {.window_ops = kWindowOps, .threads = 1}, &c,
+                                  kChunkBytes);
       if (!job.ok()) {
         mine.status = job.status();
         return;
@@ -119,8 +119,8 @@ class DistributeOpsCsvTest : public ::testing::Test {
       whatif::WhatIfOptions options;
       options.threads = 1;
       options.collective = &c;
-      auto r = whatif::AnalyzeWindows((*job)->shape, (*job)->windows.get(),
-                                      options);
+      auto r =
+          whatif::AnalyzeWindows((*job)->shape, (*job)->windows.get(), options);
       if (!r.ok()) {
         mine.status = r.status();
         return;
@@ -183,11 +183,12 @@ std::string WithNote(const std::string& csv,
 
 TEST_F(DistributeOpsCsvTest, QuotedLineBreakMakesEveryProcessGiveUp) {
   const std::string csv = Csv();
-  const size_t lines = static_cast<size_t>(
-      std::count(csv.begin(), csv.end(), '\n'));
+  const size_t lines =
+      static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n'));
   for (size_t at : {size_t{2}, lines / 2, lines - 1}) {
     const std::string text = WithNote(csv, [&](size_t line) {
-      return line == at ? std::string("\"two\nlines\"") : std::string("\"a,b\"");
+      return line == at ? std::string("\"two\nlines\"")
+                        : std::string("\"a,b\"");
     });
     for (bool gzip : {false, true}) {
       const std::string path = Write("quoted.csv", text, gzip);
@@ -200,7 +201,8 @@ TEST_F(DistributeOpsCsvTest, QuotedLineBreakMakesEveryProcessGiveUp) {
     }
   }
   // Quotes without line breaks are shared as usual.
-  const std::string quoted = WithNote(csv, [](size_t) { return "\"a,b\"\"c\""; });
+  const std::string quoted =
+      WithNote(csv, [](size_t) { return "\"a,b\"\"c\""; });
   ExpectSameAsAlone(Write("quoted-fine.csv", quoted, false));
 }
 

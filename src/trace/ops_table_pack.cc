@@ -45,7 +45,8 @@ Result<OpsTable> UnpackOpsTable(ByteUnpacker* in) {
     e.values.reserve(lengths.size());
     uint64_t at = 0;
     for (const uint64_t n : lengths) {
-      if (n > text.size() - at) return Internal("UnpackOpsTable: damaged bytes");
+      if (n > text.size() - at)
+        return Internal("UnpackOpsTable: damaged bytes");
       e.values.emplace_back(text.data() + at, n);
       at += n;
     }

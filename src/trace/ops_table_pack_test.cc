@@ -31,9 +31,8 @@ OpsTable TwoRows() {
 }
 
 void ExpectSame(const OpsTable& a, const OpsTable& b) {
-  OpsTable::ForEachColumn(a, b, [](const auto& x, const auto& y) {
-    EXPECT_EQ(x, y);
-  });
+  OpsTable::ForEachColumn(
+      a, b, [](const auto& x, const auto& y) { EXPECT_EQ(x, y); });
   ASSERT_EQ(a.extra.size(), b.extra.size());
   for (size_t e = 0; e < a.extra.size(); ++e) {
     EXPECT_EQ(a.extra[e].name, b.extra[e].name);
@@ -62,7 +61,8 @@ TEST(OpsTablePackTest, DamagedBytesAreRefused) {
   BytePacker out;
   PackOpsTable(TwoRows(), &out);
   const std::string bytes = out.Take();
-  for (size_t cut : {size_t{0}, size_t{9}, bytes.size() / 2, bytes.size() - 1}) {
+  for (size_t cut :
+       {size_t{0}, size_t{9}, bytes.size() / 2, bytes.size() - 1}) {
     ByteUnpacker in(std::string_view(bytes).substr(0, cut));
     EXPECT_FALSE(UnpackOpsTable(&in).ok()) << cut;
   }
