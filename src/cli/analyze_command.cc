@@ -183,9 +183,10 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
       if (!flags.Has("quiet") && IsLeadProcess()) {
         std::fprintf(stderr,
                      "strag: %llu ops over %zu processes, each holding its "
-                     "steps (this one: %llu ops in %zu windows, %.1f MB of "
-                     "rows sent to the others)\n",
+                     "steps (read by %s; this one: %llu ops in %zu windows, "
+                     "%.1f MB of rows sent to the others)\n",
                      static_cast<unsigned long long>(job->ops), c->size(),
+                     job->read_by.c_str(),
                      static_cast<unsigned long long>(job->my_ops),
                      job->windows->size(),
                      static_cast<double>(job->exchanged_bytes) / 1e6);

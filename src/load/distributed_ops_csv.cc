@@ -14,6 +14,8 @@
 #include "base/parallel_for.h"
 #include "base/str_format.h"
 #include "ingest/common/file.h"
+#include "ingest/common/gunzip_stream.h"
+#include "ingest/common/gzip.h"
 #include "ingest/common/text_blocks.h"
 #include "ingest/common/text_reader.h"
 #include "ingest/ops_csv/ops_csv_parser.h"
@@ -85,22 +87,117 @@ struct Chunk {
   trace::OpsTable rows;
 };
 
+// Where a gzip member lies in its file.
+struct MemberSpan {
+  uint64_t offset = 0, bytes = 0;
+};
+
+// The members of a gzip file when every one says its size
+// (ingest::AddMemberSize, as `strag simulate` writes them) and together
+// they are the file; else none.
+Result<std::vector<MemberSpan>> SizedMembers(ingest::InputFile& file) {
+  std::vector<MemberSpan> members;
+  const uint64_t file_size = file.size_bytes();
+  char header[ingest::kSizedMemberHeaderBytes];
+  for (uint64_t at = 0; at < file_size;) {
+    ASSIGN_OR_RETURN(const size_t got, file.ReadAt(at, header, sizeof header));
+    const uint64_t bytes =
+        ingest::SizedMemberBytes(std::string_view(header, got));
+    if (bytes < sizeof header || bytes > file_size - at) {
+      return std::vector<MemberSpan>();
+    }
+    members.push_back({at, bytes});
+    at += bytes;
+  }
+  return members;
+}
+
+// The text of one member (its trailer says how long: under 4 GiB here).
+Result<std::string> InflateMember(ingest::InputFile& file, MemberSpan member,
+                                  ingest::GzipEngine engine) {
+  std::string gz(member.bytes, '\0');
+  ASSIGN_OR_RETURN(const size_t got,
+                   file.ReadAt(member.offset, gz.data(), gz.size()));
+  if (got != gz.size())
+    return NotFound(file.path() + ": shorter than its size");
+  uint64_t text_bytes = 0;
+  for (int b = 3; b >= 0; --b) {
+    text_bytes =
+        (text_bytes << 8) |
+        static_cast<unsigned char>(gz[gz.size() - 4 + static_cast<size_t>(b)]);
+  }
+  // One byte more than the trailer says, to see that nothing follows.
+  std::string text(text_bytes + 1, '\0');
+  ingest::GunzipStream gunzip(file.path(), engine);
+  std::string_view in = gz;
+  size_t out = 0;
+  while (!gunzip.done()) {
+    ASSIGN_OR_RETURN(const ingest::GunzipStream::Progress progress,
+                     gunzip.Inflate(in, /*in_is_last=*/true, text.data() + out,
+                                    text.size() - out));
+    if (progress.in_bytes == 0 && progress.out_bytes == 0) break;
+    in.remove_prefix(progress.in_bytes);
+    out += progress.out_bytes;
+  }
+  if (!gunzip.done() || !in.empty() || out != text_bytes) {
+    return InvalidInput(file.path() + ": a gzip member is not what it says");
+  }
+  text.resize(out);
+  return text;
+}
+
+// ForEachChunk over a gzip file whose members say their size: chunk k is
+// member k, inflated only by its process (and member 0 by every one, for
+// the header). A member must end at a line end (the last one may not), or
+// the chunks would cut lines: then InvalidInput, and everyone gives up.
+Status ForEachMember(
+    ingest::InputFile& file, const std::vector<MemberSpan>& members,
+    ingest::GzipEngine engine, size_t rank, size_t size,
+    const std::function<Status(size_t, std::string_view)>& fn) {
+  for (size_t k = 0; k < members.size(); ++k) {
+    const bool mine = k % size == rank;
+    if (!mine && k != 0) continue;
+    ASSIGN_OR_RETURN(std::string text, InflateMember(file, members[k], engine));
+    if (k + 1 < members.size() && !text.empty() && text.back() != '\n') {
+      return InvalidInput("a gzip member ends inside a line");
+    }
+    if (!mine) {  // member 0 of another process: its header line
+      const size_t newline = text.find('\n');
+      if (newline == std::string::npos) return InvalidInput("no header line");
+      text.resize(newline + 1);
+    }
+    RETURN_IF_ERROR(fn(k, text));
+  }
+  return Status::Ok();
+}
+
 // Calls fn(k, chunk) for this process's chunks (k % size == rank), in
 // order, and for chunk 0 always (the header is its first line). A plain
 // file is read by byte ranges, only those chunks: chunk k runs from the
 // first line start at or after k * chunk_bytes to the next chunk's start.
-// A gzip stream (or a pipe) is gone through whole, every chunk passed to fn,
-// cut by LineChunker. Every process cuts the same file the same way.
+// A gzip file whose members say their size is read by members (chunk k =
+// member k, ForEachMember); any other gzip stream (or a pipe) is gone
+// through whole, every chunk passed to fn, cut by LineChunker. Every
+// process cuts the same file the same way.
 using ChunkFn = std::function<Status(size_t, std::string_view)>;
 
 Status ForEachChunk(const std::string& path, const StreamOptions& options,
                     size_t rank, size_t size, size_t chunk_bytes,
-                    const ChunkFn& fn) {
+                    const ChunkFn& fn, std::string* read_by) {
   ASSIGN_OR_RETURN(
       std::unique_ptr<ingest::TextReader> reader,
       ingest::TextReader::Open(path, size_t{1} << 20, options.gzip_engine));
   const uint64_t file_size = reader->file_bytes();
+  if (reader->is_gzip() && file_size > 0) {
+    ASSIGN_OR_RETURN(ingest::InputFile file, ingest::InputFile::Open(path));
+    ASSIGN_OR_RETURN(const std::vector<MemberSpan> members, SizedMembers(file));
+    if (!members.empty()) {
+      *read_by = "gzip members";
+      return ForEachMember(file, members, options.gzip_engine, rank, size, fn);
+    }
+  }
   if (reader->is_gzip() || file_size == 0) {
+    *read_by = "the whole gzip stream";
     LineChunker chunker(chunk_bytes, fn);
     RETURN_IF_ERROR(ingest::ForEachTextBlock(
         reader.get(),
@@ -111,6 +208,7 @@ Status ForEachChunk(const std::string& path, const StreamOptions& options,
     return chunker.Finish();
   }
   reader.reset();
+  *read_by = "byte ranges";
   ASSIGN_OR_RETURN(ingest::InputFile file, ingest::InputFile::Open(path));
   const auto read_at = [&](uint64_t at, uint64_t bytes,
                            std::string* out) -> Status {
@@ -162,35 +260,35 @@ Status ForEachChunk(const std::string& path, const StreamOptions& options,
 std::optional<std::vector<Chunk>> ParseMyChunks(const std::string& path,
                                                 const StreamOptions& options,
                                                 size_t rank, size_t size,
-                                                size_t chunk_bytes) {
+                                                size_t chunk_bytes,
+                                                std::string* read_by) {
   const size_t threads =
       options.threads == 0 ? HardwareThreads() : options.threads;
   ingest::OpsCsvParser parser(path, 0, options.limits.max_line_bytes, threads);
   parser.DropExtraColumns();
   std::vector<Chunk> mine;
   bool header_fed = false;
-  const Status read =
-      ForEachChunk(path, options, rank, size, chunk_bytes,
-                   [&](size_t k, std::string_view text) {
-                     if (!NoQuotedLineBreak(text))
-                       return InvalidInput("quoted line break");
-                     const bool my_chunk = k % size == rank;
-                     if (!header_fed) {  // chunk 0 starts with the header line
-                       header_fed = true;
-                       if (!my_chunk) {
-                         const size_t end = text.find('\n');
-                         if (end == std::string_view::npos)
-                           return InvalidInput("no rows");
-                         return parser.Feed(text.substr(0, end + 1));
-                       }
-                     }
-                     if (!my_chunk) return Status::Ok();
-                     RETURN_IF_ERROR(parser.Feed(text));
-                     Chunk& chunk = mine.emplace_back();
-                     chunk.index = k;
-                     parser.TakeRows(&chunk.rows);
-                     return Status::Ok();
-                   });
+  const Status read = ForEachChunk(
+      path, options, rank, size, chunk_bytes,
+      [&](size_t k, std::string_view text) {
+        if (!NoQuotedLineBreak(text)) return InvalidInput("quoted line break");
+        const bool my_chunk = k % size == rank;
+        if (!header_fed) {  // chunk 0 starts with the header line
+          header_fed = true;
+          if (!my_chunk) {
+            const size_t end = text.find('\n');
+            if (end == std::string_view::npos) return InvalidInput("no rows");
+            return parser.Feed(text.substr(0, end + 1));
+          }
+        }
+        if (!my_chunk) return Status::Ok();
+        RETURN_IF_ERROR(parser.Feed(text));
+        Chunk& chunk = mine.emplace_back();
+        chunk.index = k;
+        parser.TakeRows(&chunk.rows);
+        return Status::Ok();
+      },
+      read_by);
   if (!read.ok() || !header_fed) return std::nullopt;
   // The last line of the file, without its line end, is parsed here.
   Result<trace::OpsTable> last = parser.Finish();
@@ -240,9 +338,10 @@ Result<std::optional<DistributedJob>> DistributeOpsCsv(
     const std::string& path, const trace::JobMeta& meta,
     const StreamOptions& options, Collective* c, size_t chunk_bytes) {
   const size_t size = c->size(), rank = c->rank();
-  std::optional<std::vector<Chunk>> chunks =
-      ParseMyChunks(path, options, rank, size,
-                    chunk_bytes ? chunk_bytes : kDistributedChunkBytes);
+  std::string read_by;
+  std::optional<std::vector<Chunk>> chunks = ParseMyChunks(
+      path, options, rank, size,
+      chunk_bytes ? chunk_bytes : kDistributedChunkBytes, &read_by);
 
   // 2. The job's steps and their op counts, from everyone's chunks.
   std::map<int64_t, uint64_t> my_counts;
@@ -276,6 +375,7 @@ Result<std::optional<DistributedJob>> DistributeOpsCsv(
     for (size_t k = 0; k < steps.size(); ++k) counts[steps[k]] += ops[k];
   }
   DistributedJob job;
+  job.read_by = std::move(read_by);
   std::vector<int64_t> steps;
   for (const auto& [step, ops] : counts) {
     steps.push_back(step);

@@ -71,6 +71,9 @@ struct DistributedJob {
   uint64_t ops = 0;                      // the whole job's
   uint64_t my_ops = 0;                   // this process's
   uint64_t exchanged_bytes = 0;          // rows this process sent to others
+  // How the file was shared: "byte ranges" (plain), "gzip members" (members
+  // that say their size), "the whole gzip stream" (inflated by each).
+  std::string read_by;
 };
 
 // See above; every process of `c` calls it. `chunk_bytes` is for tests

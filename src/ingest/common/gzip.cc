@@ -2,6 +2,7 @@
 #include "ingest/common/gzip.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -190,6 +191,46 @@ Status GzipCompressFast(std::string_view bytes, std::string* out) {
 #else
   return ZlibCompress(bytes, /*level=*/1, out);
 #endif
+}
+
+namespace {
+
+constexpr unsigned char kFlagExtra = 0x04;
+constexpr size_t kPlainHeaderBytes = 10;
+constexpr char kSizeField[4] = {'S', 'Z', 8, 0};  // SI1, SI2, LEN (LE)
+
+}  // namespace
+
+bool AddMemberSize(std::string* member) {
+  if (member->size() < kPlainHeaderBytes + 8 || !IsGzip(*member) ||
+      (*member)[2] != 8 || (*member)[3] != 0) {
+    return false;
+  }
+  // ID1 ID2 CM FLG MTIME(4) XFL OS | XLEN(2) | SI1 SI2 LEN(2) size(8)
+  std::string extra(kSizedMemberHeaderBytes - kPlainHeaderBytes, '\0');
+  extra[0] = 12;  // XLEN: one subfield of 4 + 8 bytes
+  std::memcpy(extra.data() + 2, kSizeField, sizeof kSizeField);
+  const uint64_t size = member->size() + extra.size();
+  for (int b = 0; b < 8; ++b) {
+    extra[6 + static_cast<size_t>(b)] = static_cast<char>((size >> (8 * b)) & 0xFF);
+  }
+  member->insert(kPlainHeaderBytes, extra);
+  (*member)[3] = static_cast<char>(kFlagExtra);
+  return true;
+}
+
+uint64_t SizedMemberBytes(std::string_view header) {
+  if (header.size() < kSizedMemberHeaderBytes || !IsGzip(header) ||
+      header[2] != 8 || static_cast<unsigned char>(header[3]) != kFlagExtra ||
+      header[10] != 12 || header[11] != 0 ||
+      header.substr(12, 4) != std::string_view(kSizeField, 4)) {
+    return 0;
+  }
+  uint64_t size = 0;
+  for (int b = 7; b >= 0; --b) {
+    size = (size << 8) | static_cast<unsigned char>(header[16 + static_cast<size_t>(b)]);
+  }
+  return size;
 }
 
 }  // namespace strag::ingest

@@ -56,6 +56,22 @@ Result<std::string> GzipCompress(std::string_view bytes);
 // fails (kInternal).
 Status GzipCompressFast(std::string_view bytes, std::string* out);
 
+// Gzip members that say their own size (ParallelGzipWriter writes them): an
+// extra field (RFC 1952 FEXTRA) holding subfield 'S','Z' of 8 bytes, the
+// whole member's size in bytes, little endian, so that a reader can step
+// from member to member without inflating them (as BGZF's 'BC' field does,
+// for members of any size). Every gzip reader skips the field.
+inline constexpr size_t kSizedMemberHeaderBytes = 24;
+
+// Rewrites `*member`, one gzip member with a plain 10-byte header (FLG 0, as
+// GzipCompressFast writes), to carry its size; false (nothing changed) for
+// any other header.
+bool AddMemberSize(std::string* member);
+
+// The size that a member's first kSizedMemberHeaderBytes bytes say, or 0
+// when they are not the header AddMemberSize writes.
+uint64_t SizedMemberBytes(std::string_view header);
+
 }  // namespace strag::ingest
 
 #endif  // STRAG_SRC_INGEST_COMMON_GZIP_H_

@@ -111,5 +111,32 @@ TEST(GzipTest, MaxTextBytes) {
             "z.gz: the gzip text is larger than 99999 bytes");
 }
 
+// A member that says its size: every reader still inflates it (alone and
+// after others), the size is the member's, and other headers are refused
+// or not recognised.
+TEST(GzipTest, MembersThatSayTheirSize) {
+  const std::string text = "dp_rank,stage\n0,1\n2,3\n";
+  std::string member;
+  ASSERT_TRUE(GzipCompressFast(text, &member).ok());
+  const std::string plain = member;
+  EXPECT_EQ(SizedMemberBytes(plain), 0u);
+  ASSERT_TRUE(AddMemberSize(&member));
+  EXPECT_EQ(member.size(), plain.size() + kSizedMemberHeaderBytes - 10);
+  EXPECT_EQ(SizedMemberBytes(member), member.size());
+  EXPECT_EQ(SizedMemberBytes(std::string_view(member).substr(0, 23)), 0u);
+  for (const std::string& gz : {member, member + plain + member}) {
+    const Result<std::string> back = MaybeGunzip(gz, "t.gz");
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(*back, gz.size() == member.size() ? text : text + text + text);
+  }
+  // Another header (here FNAME set) is left alone.
+  std::string named = plain;
+  named[3] = 0x08;
+  EXPECT_FALSE(AddMemberSize(&named));
+  EXPECT_EQ(named, [&] { std::string n = plain; n[3] = 0x08; return n; }());
+  std::string text_only = "not gzip at all, long enough";
+  EXPECT_FALSE(AddMemberSize(&text_only));
+}
+
 }  // namespace
 }  // namespace strag::ingest

@@ -39,6 +39,11 @@ void ParallelGzipWriter::Work() {
     // The slot is this worker's alone until it is marked done: the producer
     // only touches done or free slots.
     Status status = GzipCompressFast(slot.text, &slot.gz);
+    // Each member says its size: readers may step over members (e.g. the
+    // processes of one analysis, each inflating only its own).
+    if (status.ok() && !AddMemberSize(&slot.gz)) {
+      status = Internal("ParallelGzipWriter: unexpected gzip header");
+    }
     lock.lock();
     slot.status = std::move(status);
     slot.state = State::kDone;
