@@ -6,7 +6,9 @@
 //   1. The text is cut the same way by every process into chunks of whole
 //      lines, and each parses the header and its chunks (k % K == its
 //      rank): a plain file is read by byte ranges, only those chunks; a
-//      gzip stream is inflated whole (it cannot be entered in the middle;
+//      gzip file whose members say their size (ingest::AddMemberSize, as
+//      `strag simulate` writes) by members, only those; any other gzip
+//      stream is inflated whole (it cannot be entered in the middle;
 //      inflating costs little beside parsing).
 //   2. The per-step op counts are gathered: every process knows the job's
 //      steps, and each owns the contiguous share of them that

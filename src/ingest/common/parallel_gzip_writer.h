@@ -5,12 +5,16 @@
 //
 // The text is cut into chunks of about `chunk_bytes`; each chunk becomes one
 // independent gzip member (RFC 1952 allows any number back to back: gzip -d,
-// zcat, pigz and strag's own readers inflate them one after the other into
-// the one text). Members are compressed by worker threads and handed to the
-// sink in the order of the text. Memory is bounded: at most `threads + 2`
-// chunks (text and compressed) are in flight; the producer waits for the
-// oldest when all are taken. Chunk buffers are reused, so a long stream
-// allocates nothing once warm.
+// zcat, pigz and strag's own readers inflate them one after the other into the
+// one text). Each member says its size in its header (AddMemberSize in gzip.h),
+// so a reader can step from member to member without inflating; a caller that
+// cuts its text at line ends (text() and MaybeSubmit() after whole lines, as
+// `strag simulate` does) gets members of whole lines, which processes can
+// share. Members are compressed by worker threads and handed to the sink in the
+// order of the text. Memory is bounded: at most `threads + 2` chunks (text and
+// compressed) are in flight; the producer waits for the oldest when all are
+// taken. Chunk buffers are reused, so a long stream allocates nothing once
+// warm.
 //
 // Compression is ISA-L's igzip level 1 where the build has it (4-5 times
 // zlib level 1's speed at a slightly better ratio on ops CSV text), else
