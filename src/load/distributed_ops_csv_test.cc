@@ -216,7 +216,8 @@ std::string WithNote(const std::string& csv,
   while (at < csv.size()) {
     const size_t end = csv.find('\n', at);
     out += csv.substr(at, end - at);
-    out += line == 0 ? ",note" : "," + value(line);
+    out += ',';
+    out += line == 0 ? std::string("note") : value(line);
     out += '\n';
     at = end + 1;
     ++line;
@@ -252,7 +253,10 @@ TEST_F(DistributeOpsCsvTest, QuotedLineBreakMakesEveryProcessGiveUp) {
 TEST_F(DistributeOpsCsvTest, BadRowMakesEveryProcessGiveUp) {
   std::string csv = Csv();
   const size_t line_start = csv.find('\n', csv.size() * 2 / 3) + 1;
-  csv.insert(line_start, "x");  // "x0,..." is not a dp rank
+  std::string bad = csv.substr(0, line_start);
+  bad += 'x';  // "x0,...": not a dp rank
+  bad.append(csv, line_start);
+  csv.swap(bad);
   const std::string path = Write("bad.csv", csv, false);
   for (size_t k : {2, 4}) {
     for (const Outcome& o : Shared(path, k)) {
