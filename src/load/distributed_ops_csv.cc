@@ -2,6 +2,7 @@
 #include "load/distributed_ops_csv.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -14,7 +15,6 @@
 #include "base/parallel_for.h"
 #include "base/str_format.h"
 #include "ingest/common/file.h"
-#include "ingest/common/gunzip_stream.h"
 #include "ingest/common/gzip.h"
 #include "ingest/common/text_blocks.h"
 #include "ingest/common/text_reader.h"
@@ -112,38 +112,16 @@ Result<std::vector<MemberSpan>> SizedMembers(ingest::InputFile& file) {
   return members;
 }
 
-// The text of one member (its trailer says how long: under 4 GiB here).
+// The text of one member.
 Result<std::string> InflateMember(ingest::InputFile& file, MemberSpan member,
                                   ingest::GzipEngine engine) {
   std::string gz(member.bytes, '\0');
   ASSIGN_OR_RETURN(const size_t got,
                    file.ReadAt(member.offset, gz.data(), gz.size()));
-  if (got != gz.size())
+  if (got != gz.size()) {
     return NotFound(file.path() + ": shorter than its size");
-  uint64_t text_bytes = 0;
-  for (int b = 3; b >= 0; --b) {
-    text_bytes =
-        (text_bytes << 8) |
-        static_cast<unsigned char>(gz[gz.size() - 4 + static_cast<size_t>(b)]);
   }
-  // One byte more than the trailer says, to see that nothing follows.
-  std::string text(text_bytes + 1, '\0');
-  ingest::GunzipStream gunzip(file.path(), engine);
-  std::string_view in = gz;
-  size_t out = 0;
-  while (!gunzip.done()) {
-    ASSIGN_OR_RETURN(const ingest::GunzipStream::Progress progress,
-                     gunzip.Inflate(in, /*in_is_last=*/true, text.data() + out,
-                                    text.size() - out));
-    if (progress.in_bytes == 0 && progress.out_bytes == 0) break;
-    in.remove_prefix(progress.in_bytes);
-    out += progress.out_bytes;
-  }
-  if (!gunzip.done() || !in.empty() || out != text_bytes) {
-    return InvalidInput(file.path() + ": a gzip member is not what it says");
-  }
-  text.resize(out);
-  return text;
+  return ingest::MaybeGunzip(gz, file.path(), SIZE_MAX, nullptr, engine);
 }
 
 // ForEachChunk over a gzip file whose members say their size: chunk k is
@@ -271,7 +249,6 @@ std::optional<std::vector<Chunk>> ParseMyChunks(const std::string& path,
   const Status read = ForEachChunk(
       path, options, rank, size, chunk_bytes,
       [&](size_t k, std::string_view text) {
-        if (!NoQuotedLineBreak(text)) return InvalidInput("quoted line break");
         const bool my_chunk = k % size == rank;
         if (!header_fed) {  // chunk 0 starts with the header line
           header_fed = true;
@@ -282,6 +259,9 @@ std::optional<std::vector<Chunk>> ParseMyChunks(const std::string& path,
           }
         }
         if (!my_chunk) return Status::Ok();
+        // Every chunk is checked by its owner (chunk 0, header included,
+        // by process 0's).
+        if (!NoQuotedLineBreak(text)) return InvalidInput("quoted line break");
         RETURN_IF_ERROR(parser.Feed(text));
         Chunk& chunk = mine.emplace_back();
         chunk.index = k;

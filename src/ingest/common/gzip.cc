@@ -145,10 +145,11 @@ uint32_t GzipTrailerIsize(std::string_view last_four_bytes) {
 
 Result<std::string> MaybeGunzip(std::string_view bytes,
                                 std::string_view source_name,
-                                size_t max_text_bytes, bool* over_limit) {
+                                size_t max_text_bytes, bool* over_limit,
+                                GzipEngine engine) {
   if (over_limit != nullptr) *over_limit = false;
   if (!IsGzip(bytes)) return std::string(bytes);
-  GunzipStream stream(source_name);
+  GunzipStream stream(source_name, engine);
   // One byte past the limit says the text is larger.
   const size_t most =
       max_text_bytes == SIZE_MAX ? SIZE_MAX : max_text_bytes + 1;
@@ -211,8 +212,8 @@ bool AddMemberSize(std::string* member) {
   extra[0] = 12;  // XLEN: one subfield of 4 + 8 bytes
   std::memcpy(extra.data() + 2, kSizeField, sizeof kSizeField);
   const uint64_t size = member->size() + extra.size();
-  for (int b = 0; b < 8; ++b) {
-    extra[6 + static_cast<size_t>(b)] = static_cast<char>((size >> (8 * b)) & 0xFF);
+  for (size_t b = 0; b < 8; ++b) {
+    extra[6 + b] = static_cast<char>((size >> (8 * b)) & 0xFF);
   }
   member->insert(kPlainHeaderBytes, extra);
   (*member)[3] = static_cast<char>(kFlagExtra);
@@ -227,8 +228,8 @@ uint64_t SizedMemberBytes(std::string_view header) {
     return 0;
   }
   uint64_t size = 0;
-  for (int b = 7; b >= 0; --b) {
-    size = (size << 8) | static_cast<unsigned char>(header[16 + static_cast<size_t>(b)]);
+  for (size_t b = 8; b-- > 0;) {
+    size = (size << 8) | static_cast<unsigned char>(header[16 + b]);
   }
   return size;
 }

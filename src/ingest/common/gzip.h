@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "ingest/common/gunzip_stream.h"
 
 namespace strag::ingest {
 
@@ -38,10 +39,12 @@ uint32_t GzipTrailerIsize(std::string_view last_four_bytes);
 // text of more than `max_text_bytes` is kInvalidInput ("...: the gzip text
 // is larger than 64 MiB"), found before more than that is held;
 // `over_limit` (when given) tells that failure from a damaged stream.
+// `engine`: the inflater (GunzipStream's).
 Result<std::string> MaybeGunzip(std::string_view bytes,
                                 std::string_view source_name,
                                 size_t max_text_bytes = SIZE_MAX,
-                                bool* over_limit = nullptr);
+                                bool* over_limit = nullptr,
+                                GzipEngine engine = GzipEngine::kZlib);
 
 // Compresses `bytes` into one gzip member (deflate level 6), the format
 // `MaybeGunzip` and `gzip -d` read. Fails only if zlib itself fails
