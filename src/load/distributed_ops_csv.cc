@@ -24,15 +24,25 @@
 namespace strag::load {
 namespace {
 
+// Receives chunk k of the text.
+using ChunkFn = std::function<Status(size_t k, std::string_view chunk)>;
+
+// Bad input is not shared but left to the one-process reader, which
+// refuses it with its line: a line longer than the limit gives up here
+// (InvalidInput) before more than chunk_bytes + max_line_bytes of a chunk
+// is held or searched.
+Status LineTooLongToShare() { return InvalidInput("a line too long to share"); }
+
 // Cuts the text, block by block, into chunks of whole lines of at least
 // `chunk_bytes` (the last one: what is left, with or without its line end)
 // and calls fn(chunk index, chunk) on each, in order. Every process cuts
 // the same text the same way.
 class LineChunker {
  public:
-  using Fn = std::function<Status(size_t, std::string_view)>;
-  LineChunker(size_t chunk_bytes, Fn fn)
-      : chunk_bytes_(chunk_bytes), fn_(std::move(fn)) {}
+  LineChunker(size_t chunk_bytes, uint64_t max_line_bytes, ChunkFn fn)
+      : chunk_bytes_(chunk_bytes),
+        max_pending_(chunk_bytes + max_line_bytes),
+        fn_(std::move(fn)) {}
 
   Status Feed(std::string_view text) {
     while (!text.empty()) {
@@ -42,6 +52,7 @@ class LineChunker {
           text.size() <= want ? std::string_view::npos : text.find('\n', want);
       if (newline == std::string_view::npos) {
         pending_.append(text);
+        if (pending_.size() > max_pending_) return LineTooLongToShare();
         return Status::Ok();
       }
       pending_.append(text.substr(0, newline + 1));
@@ -61,7 +72,8 @@ class LineChunker {
   }
 
   const size_t chunk_bytes_;
-  const Fn fn_;
+  const uint64_t max_pending_;
+  const ChunkFn fn_;
   std::string pending_;
   size_t next_ = 0;
 };
@@ -112,30 +124,36 @@ Result<std::vector<MemberSpan>> SizedMembers(ingest::InputFile& file) {
   return members;
 }
 
-// The text of one member.
+// The text of one member, at most `max_text_bytes` of it.
 Result<std::string> InflateMember(ingest::InputFile& file, MemberSpan member,
-                                  ingest::GzipEngine engine) {
+                                  ingest::GzipEngine engine,
+                                  uint64_t max_text_bytes) {
   std::string gz(member.bytes, '\0');
   ASSIGN_OR_RETURN(const size_t got,
                    file.ReadAt(member.offset, gz.data(), gz.size()));
   if (got != gz.size()) {
     return NotFound(file.path() + ": shorter than its size");
   }
-  return ingest::MaybeGunzip(gz, file.path(), SIZE_MAX, nullptr, engine);
+  return ingest::MaybeGunzip(gz, file.path(), max_text_bytes, nullptr, engine);
 }
 
 // ForEachChunk over a gzip file whose members say their size: chunk k is
 // member k, inflated only by its process (and member 0 by every one, for
 // the header). A member must end at a line end (the last one may not), or
 // the chunks would cut lines: then InvalidInput, and everyone gives up.
-Status ForEachMember(
-    ingest::InputFile& file, const std::vector<MemberSpan>& members,
-    ingest::GzipEngine engine, size_t rank, size_t size,
-    const std::function<Status(size_t, std::string_view)>& fn) {
+// A member's text may be as long as strag's (8 MiB) and a line longer.
+Status ForEachMember(ingest::InputFile& file,
+                     const std::vector<MemberSpan>& members,
+                     const StreamOptions& options, size_t rank, size_t size,
+                     const ChunkFn& fn) {
+  const uint64_t max_text_bytes =
+      (uint64_t{64} << 20) + options.limits.max_line_bytes;
   for (size_t k = 0; k < members.size(); ++k) {
     const bool mine = k % size == rank;
     if (!mine && k != 0) continue;
-    ASSIGN_OR_RETURN(std::string text, InflateMember(file, members[k], engine));
+    ASSIGN_OR_RETURN(
+        std::string text,
+        InflateMember(file, members[k], options.gzip_engine, max_text_bytes));
     if (k + 1 < members.size() && !text.empty() && text.back() != '\n') {
       return InvalidInput("a gzip member ends inside a line");
     }
@@ -157,7 +175,6 @@ Status ForEachMember(
 // member k, ForEachMember); any other gzip stream (or a pipe) is gone
 // through whole, every chunk passed to fn, cut by LineChunker. Every
 // process cuts the same file the same way.
-using ChunkFn = std::function<Status(size_t, std::string_view)>;
 
 Status ForEachChunk(const std::string& path, const StreamOptions& options,
                     size_t rank, size_t size, size_t chunk_bytes,
@@ -171,12 +188,12 @@ Status ForEachChunk(const std::string& path, const StreamOptions& options,
     ASSIGN_OR_RETURN(const std::vector<MemberSpan> members, SizedMembers(file));
     if (!members.empty()) {
       *read_by = "gzip members";
-      return ForEachMember(file, members, options.gzip_engine, rank, size, fn);
+      return ForEachMember(file, members, options, rank, size, fn);
     }
   }
   if (reader->is_gzip() || file_size == 0) {
     *read_by = "the whole gzip stream";
-    LineChunker chunker(chunk_bytes, fn);
+    LineChunker chunker(chunk_bytes, options.limits.max_line_bytes, fn);
     RETURN_IF_ERROR(ingest::ForEachTextBlock(
         reader.get(),
         {.block_bytes = size_t{1} << 20,
@@ -195,11 +212,15 @@ Status ForEachChunk(const std::string& path, const StreamOptions& options,
     if (n != bytes) return NotFound(path + ": shorter than its size");
     return Status::Ok();
   };
-  // The first line start at or after `at` (the file's end if none).
+  // The first line start at or after `at` (the file's end if none),
+  // searched no further than a line's limit.
   std::string probe;
   const auto line_start = [&](uint64_t at) -> Result<uint64_t> {
     if (at == 0) return uint64_t{0};
     for (uint64_t pos = at - 1; pos < file_size;) {
+      if (pos - (at - 1) > options.limits.max_line_bytes) {
+        return LineTooLongToShare();
+      }
       const uint64_t n = std::min<uint64_t>(uint64_t{1} << 16, file_size - pos);
       RETURN_IF_ERROR(read_at(pos, n, &probe));
       const size_t newline = probe.find('\n');

@@ -103,13 +103,17 @@ class DistributeOpsCsvTest : public ::testing::Test {
     std::string read_by;
     whatif::WhatIfResult result;
   };
-  std::vector<Outcome> Shared(const std::string& path, size_t k) const {
+  std::vector<Outcome> Shared(const std::string& path, size_t k,
+                              uint64_t max_line_bytes = 1 << 20) const {
     std::vector<Outcome> out(k);
     ThreadCollective::Run(k, [&](Collective& c) {
       Outcome& mine = out[c.rank()];
-      auto job = DistributeOpsCsv(path, meta_,
-                                  {.window_ops = kWindowOps, .threads = 1}, &c,
-                                  kChunkBytes);
+      auto job =
+          DistributeOpsCsv(path, meta_,
+                           {.window_ops = kWindowOps,
+                            .threads = 1,
+                            .limits = {.max_line_bytes = max_line_bytes}},
+                           &c, kChunkBytes);
       if (!job.ok()) {
         mine.status = job.status();
         return;
@@ -262,6 +266,24 @@ TEST_F(DistributeOpsCsvTest, BadRowMakesEveryProcessGiveUp) {
     for (const Outcome& o : Shared(path, k)) {
       EXPECT_TRUE(o.status.ok()) << o.status.message();
       EXPECT_TRUE(o.gave_up);
+    }
+  }
+}
+
+// A line over the limit (here 1000 bytes: a junk line of 100 KB, without
+// its line end, halfway through) is left to the one-process reader to
+// refuse with its line: every process gives up, plain or gzip.
+TEST_F(DistributeOpsCsvTest, ALineOverTheLimitGivesUp) {
+  std::string csv = Csv();
+  const size_t line_start = csv.find('\n', csv.size() / 2) + 1;
+  std::string bad = csv.substr(0, line_start);
+  bad.append(100000, '7');
+  bad.append(csv, line_start);
+  for (bool gzip : {false, true}) {
+    const std::string path = Write("long-line.csv", bad, gzip);
+    for (const Outcome& o : Shared(path, 2, /*max_line_bytes=*/1000)) {
+      EXPECT_TRUE(o.status.ok()) << o.status.message();
+      EXPECT_TRUE(o.gave_up) << gzip;
     }
   }
 }
