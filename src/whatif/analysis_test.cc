@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -100,6 +102,43 @@ TEST(PrepareTraceTest, ThreadsGiveTheSameArraysAndErrors) {
     const std::string expected = error_of(*t, 1);
     EXPECT_TRUE(expected.starts_with(start)) << expected;
     for (size_t threads : {2, 3, 16}) EXPECT_EQ(error_of(*t, threads), expected);
+  }
+}
+
+// Rows in any order: the same arrays as in order, whether PrepareTrace
+// places them run by run (a worker's rows of a step together, the usual
+// order) or row by row (rows scattered: more than one run per 16 rows).
+TEST(PrepareTraceTest, RowsInAnyOrderGiveTheSameArrays) {
+  std::vector<int64_t> steps(60);
+  for (size_t k = 0; k < steps.size(); ++k) steps[k] = static_cast<int64_t>(k);
+  const sim::SynthJob spec{.dp = 3, .pp = 2, .microbatches = 3, .steps = steps};
+  auto made = sim::SynthesizeTrace(spec, [](const sim::SynthOp& op) {
+    return 0.001 * static_cast<double>(1 + (op.dp * 7 + op.stage * 3 +
+                                            op.step * 5 + op.microbatch) %
+                                               11);
+  });
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  ASSERT_GT(made->size(), 2048u);  // rows enough to exceed the runs' limit
+  std::vector<size_t> order(made->size());
+  for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+  std::mt19937_64 rng(7);
+  std::shuffle(order.begin(), order.end(), rng);
+  trace::OpsTable shuffled;
+  shuffled.AppendRows(*made, 0, 0);
+  for (size_t r : order) shuffled.AppendRows(*made, r, r + 1);
+  for (size_t threads : {1, 2, 3}) {
+    auto in_order = PrepareTrace(*made, {}, threads);
+    auto scattered = PrepareTrace(shuffled, {}, threads);
+    ASSERT_TRUE(in_order.ok()) << in_order.status().message();
+    ASSERT_TRUE(scattered.ok()) << scattered.status().message();
+    ASSERT_EQ(scattered->row.size(), in_order->row.size());
+    for (size_t slot = 0; slot < in_order->row.size(); ++slot) {
+      ASSERT_EQ(order[scattered->row[slot]], in_order->row[slot]) << slot;
+    }
+    EXPECT_TRUE(scattered->start == in_order->start) << threads;
+    EXPECT_TRUE(scattered->launch_delay == in_order->launch_delay) << threads;
+    EXPECT_TRUE(scattered->cost == in_order->cost) << threads;
+    EXPECT_EQ(scattered->step_t_base, in_order->step_t_base) << threads;
   }
 }
 

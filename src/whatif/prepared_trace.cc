@@ -205,6 +205,24 @@ struct RowError {
   Status status = Status::Ok();
 };
 
+// Before every start: where a step's earliest start is sought from.
+constexpr trace::ExactTime kNoStart{.ns = std::numeric_limits<int64_t>::max()};
+
+// Row `r` of step `step_idx` at `slot`: its binary32 start since the
+// step's origin, end = fl32(start + dur) and duration; `step_min` is the
+// step's earliest start so far.
+void PlaceRow(const trace::OpsTable& t, size_t r, size_t slot,
+              trace::ExactTime origin, PreparedTrace* p, BigVector<float>* end,
+              float* step_min) {
+  p->row[slot] = static_cast<uint32_t>(r);
+  const float start = RebasedStartS32(t, r, origin);
+  const float dur = t.DurS32(r);
+  p->start[slot] = start;
+  (*end)[slot] = start + dur;  // binary32 addition
+  p->cost[slot] = dur;
+  *step_min = std::min(*step_min, start);
+}
+
 // PlaceRows for the rows of the steps in `range` (the arrays are
 // allocated): every row of those steps at its (node, instance) slot, each
 // slot at most once, with its binary32 start, end = fl32(start + dur) and
@@ -224,9 +242,7 @@ RowError PlaceRowsOfSteps(const trace::OpsTable& t, StepRange range,
   const auto mine = [range](size_t k) {
     return k >= range.first && k < range.last;
   };
-  std::vector<trace::ExactTime> origin(
-      p->steps.size(),
-      trace::ExactTime{.ns = std::numeric_limits<int64_t>::max()});
+  std::vector<trace::ExactTime> origin(p->steps.size(), kNoStart);
   for (size_t r = 0, k = 0; r < t.size(); ++r) {
     k = step_index(r, k);
     if (mine(k)) origin[k] = std::min(origin[k], t.ExactStart(r));
@@ -252,16 +268,96 @@ RowError PlaceRowsOfSteps(const trace::OpsTable& t, StepRange range,
           r, InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
                           ": " + graph::DescribeOpKey(key) + " appears twice")};
     }
-    p->row[slot] = static_cast<uint32_t>(r);
-    const float start = RebasedStartS32(t, r, origin[step_idx]);
-    const float dur = t.DurS32(r);
-    p->start[slot] = start;
-    (*end)[slot] = start + dur;  // binary32 addition
-    p->cost[slot] = dur;
-    float& m = (*step_min)[step_idx];
-    m = std::min(m, start);
+    PlaceRow(t, r, slot, origin[step_idx], p, end, &(*step_min)[step_idx]);
   }
   return {};
+}
+
+// A maximal run of consecutive rows of one step and worker. Ops CSVs list
+// a worker's ops of a step together: a job of millions of rows has
+// thousands of runs.
+struct RowRun {
+  size_t first = 0, last = 0;  // rows [first, last)
+  size_t step_idx = 0;         // index in PreparedTrace::steps
+  int32_t dp = 0, pp = 0;
+};
+
+// The runs of `t`, in row order; nullopt when there are more than one per
+// 16 rows (rows out of order), which would cost more than they save.
+std::optional<std::vector<RowRun>> FindRuns(const trace::OpsTable& t,
+                                            const std::vector<int64_t>& steps) {
+  const size_t max_runs = std::max<size_t>(1024, t.size() / 16);
+  std::vector<RowRun> runs;
+  for (size_t r = 0; r < t.size();) {
+    if (runs.size() == max_runs) return std::nullopt;
+    RowRun run{.first = r, .last = r + 1, .dp = t.dp[r], .pp = t.pp[r]};
+    while (run.last < t.size() && t.step[run.last] == t.step[r] &&
+           t.dp[run.last] == run.dp && t.pp[run.last] == run.pp) {
+      ++run.last;
+    }
+    run.step_idx = static_cast<size_t>(
+        std::lower_bound(steps.begin(), steps.end(), t.step[r]) -
+        steps.begin());
+    runs.push_back(run);
+    r = run.last;
+  }
+  return runs;
+}
+
+// PlaceRowsOfSteps in the order of the slots (slot = node * instances +
+// instance): the runs of the steps in `range` stage by stage, instance by
+// instance, so that consecutive runs write the same cache lines of the
+// four arrays, where rows in their order (a worker's steps one after the
+// other) would miss a line of each array per row. Every row lands where
+// the row-order pass puts it, with the same values; false when a row does
+// not place (unknown op, slot taken), whose first error in row order the
+// row-order pass then finds.
+bool PlaceRunsOfSteps(const trace::OpsTable& t, const std::vector<RowRun>& runs,
+                      StepRange range, PreparedTrace* p, BigVector<float>* end,
+                      std::vector<float>* step_min) {
+  constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
+  std::vector<const RowRun*> order;
+  for (const RowRun& run : runs) {
+    if (run.step_idx >= range.first && run.step_idx < range.last) {
+      order.push_back(&run);
+    }
+  }
+  std::sort(order.begin(), order.end(), [](const RowRun* a, const RowRun* b) {
+    if (a->pp != b->pp) return a->pp < b->pp;
+    if (a->step_idx != b->step_idx) return a->step_idx < b->step_idx;
+    if (a->dp != b->dp) return a->dp < b->dp;
+    return a->first < b->first;
+  });
+  std::vector<trace::ExactTime> origin(p->steps.size(), kNoStart);
+  for (const RowRun* run : order) {
+    trace::ExactTime& o = origin[run->step_idx];
+    for (size_t r = run->first; r < run->last; ++r) {
+      o = std::min(o, t.ExactStart(r));
+    }
+  }
+  for (const RowRun* run : order) {
+    const size_t instance = run->step_idx * static_cast<size_t>(p->dp) +
+                            static_cast<size_t>(run->dp);
+    float* const m = &(*step_min)[run->step_idx];
+    // The last instance of a line of `cost` (8 per line; 16 of the others)
+    // fetches the next instance's lines, which the next runs write.
+    const bool fetch_next = instance % 8 == 7;
+    for (size_t r = run->first; r < run->last; ++r) {
+      const int64_t v =
+          p->model.index.Find({t.op_type[r], t.seq_id[r], run->pp});
+      if (v < 0) return false;
+      const size_t slot = p->Slot(static_cast<NodeId>(v), instance);
+      if (fetch_next && slot + 1 < p->row.size()) {
+        __builtin_prefetch(&p->row[slot + 1], 1);
+        __builtin_prefetch(&p->start[slot + 1], 1);
+        __builtin_prefetch(&p->cost[slot + 1], 1);
+        __builtin_prefetch(&(*end)[slot + 1], 1);
+      }
+      if (p->row[slot] != kEmpty) return false;
+      PlaceRow(t, r, slot, origin[run->step_idx], p, end, m);
+    }
+  }
+  return true;
 }
 
 // Places every row at its (node, instance) slot, each slot exactly once
@@ -294,14 +390,28 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
   end->resize(p->row.size());
   step_min->assign(p->steps.size(), std::numeric_limits<float>::infinity());
   const std::vector<StepRange> ranges = SplitSteps(p->steps.size(), threads);
-  std::vector<RowError> errors(ranges.size());
-  ParallelFor(ranges.size(), ranges.size(), [&](size_t k, size_t /*worker*/) {
-    errors[k] = PlaceRowsOfSteps(t, ranges[k], p, end, step_min);
-  });
-  const auto first = std::min_element(
-      errors.begin(), errors.end(),
-      [](const RowError& a, const RowError& b) { return a.row < b.row; });
-  if (!first->status.ok()) return first->status;
+  bool placed = false;
+  if (const std::optional<std::vector<RowRun>> runs = FindRuns(t, p->steps)) {
+    std::vector<char> ok(ranges.size());
+    ParallelFor(ranges.size(), ranges.size(), [&](size_t k, size_t /*w*/) {
+      ok[k] = PlaceRunsOfSteps(t, *runs, ranges[k], p, end, step_min);
+    });
+    placed = std::all_of(ok.begin(), ok.end(), [](char b) { return b != 0; });
+    if (!placed) {  // the row-order pass below names the first bad row
+      p->row.assign(slots, kEmpty);
+      step_min->assign(p->steps.size(), std::numeric_limits<float>::infinity());
+    }
+  }
+  if (!placed) {
+    std::vector<RowError> errors(ranges.size());
+    ParallelFor(ranges.size(), ranges.size(), [&](size_t k, size_t /*w*/) {
+      errors[k] = PlaceRowsOfSteps(t, ranges[k], p, end, step_min);
+    });
+    const auto first = std::min_element(
+        errors.begin(), errors.end(),
+        [](const RowError& a, const RowError& b) { return a.row < b.row; });
+    if (!first->status.ok()) return first->status;
+  }
   for (size_t slot = 0; slot < p->row.size(); ++slot) {
     if (p->row[slot] != kEmpty) continue;
     const auto v = static_cast<NodeId>(slot / instances);
