@@ -2,7 +2,11 @@
 // strag's command line: the commands, help and exit codes.
 #include "cli/command_main.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -14,7 +18,6 @@
 #include "cli/build_info.h"
 #include "cli/cost_command.h"
 #include "cli/process_group.h"
-#include "cli/serve_command.h"
 #include "cli/simulate_command.h"
 #include "cli/suggest.h"
 #include "cli/tail_command.h"
@@ -80,6 +83,7 @@ strag::Status Guarded(const std::string& name, const Fn& command) {
   }
 }
 
+// A command of this binary, or (run null) of strag-serve.
 struct Command {
   const char* name;
   std::string (*usage)();
@@ -91,8 +95,6 @@ std::string PlanHelp() { return strag::cli::PlanUsage(); }
 std::string SimulateHelp() { return strag::cli::SimulateUsage(); }
 std::string TailHelp() { return strag::cli::kTailUsage; }
 std::string CostHelp() { return strag::cli::kCostUsage; }
-std::string ServeHelp() { return strag::cli::kServeUsage; }
-std::string HistoryHelp() { return strag::cli::kHistoryUsage; }
 
 constexpr Command kCommands[] = {
     {"analyze", AnalyzeHelp, strag::cli::RunAnalyze},
@@ -100,9 +102,20 @@ constexpr Command kCommands[] = {
     {"simulate", SimulateHelp, strag::cli::RunSimulate},
     {"tail", TailHelp, strag::cli::RunTail},
     {"cost", CostHelp, strag::cli::RunCost},
-    {"serve", ServeHelp, strag::cli::RunServe},
-    {"history", HistoryHelp, strag::cli::RunHistory},
+    {"serve", nullptr, nullptr},
+    {"history", nullptr, nullptr},
 };
+
+// The binary beside strag that runs serve, history and simulate --live.
+constexpr char kServeBinary[] = "strag-serve";
+
+// `simulate ... --live URL` (or --live=URL).
+bool WantsLive(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--live" || a.starts_with("--live=")) return true;
+  }
+  return false;
+}
 
 const Command* FindCommand(const std::string& name) {
   for (const Command& c : kCommands) {
@@ -139,14 +152,25 @@ int Main(int argc, char** argv) {
   if (args[0] == "help") {
     if (args.size() == 1) return PrintHelp(kUsage);
     const Command* c = FindCommand(args[1]);
-    return c == nullptr ? UnknownCommand(args[1]) : PrintHelp(c->usage().c_str());
+    if (c == nullptr) return UnknownCommand(args[1]);
+    if (c->run == nullptr) return HandOver(kServeBinary, argv);
+    return PrintHelp(c->usage().c_str());
   }
   const std::string command = args[0];
   args.erase(args.begin());
   const Command* c = FindCommand(command);
   if (c == nullptr) return UnknownCommand(command);
-  if (WantsHelp(args)) return PrintHelp(c->usage().c_str());
-  const strag::Status status = Guarded(command, [&] { return c->run(args); });
+  if (c->run == nullptr || (command == "simulate" && WantsLive(args))) {
+    return HandOver(kServeBinary, argv);
+  }
+  return RunCommand(command, c->usage(), c->run, args);
+}
+
+int RunCommand(const std::string& name, const std::string& usage,
+               Status (*run)(const std::vector<std::string>&),
+               const std::vector<std::string>& args) {
+  if (WantsHelp(args)) return PrintHelp(usage.c_str());
+  const strag::Status status = Guarded(name, [&] { return run(args); });
   // Processes of one analysis fail alike: the lead one says why (the others
   // only of a bug).
   if (!status.ok() &&
@@ -156,6 +180,24 @@ int Main(int argc, char** argv) {
                  strag::Printable(status.message()).c_str());
   }
   return ExitCode(status);
+}
+
+std::string BesideThisBinary(const std::string& name) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return name;
+  const std::string path(self, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + name;
+}
+
+int HandOver(const std::string& binary, char** argv) {
+  const std::string path = BesideThisBinary(binary);
+  execv(path.c_str(), argv);
+  std::fprintf(stderr,
+               "strag: error: this command is run by %s, which cannot be "
+               "started (%s): build or install it beside strag\n",
+               path.c_str(), std::strerror(errno));
+  return 1;
 }
 
 }  // namespace strag::cli

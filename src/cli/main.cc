@@ -25,20 +25,11 @@ long LauncherSize() {
   return 0;
 }
 
-std::string Beside(const std::string& name) {
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return name;
-  std::string path(self, static_cast<size_t>(n));
-  const size_t slash = path.rfind('/');
-  return path.substr(0, slash + 1) + name;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   if (LauncherSize() > 1) {
-    const std::string mpi = Beside("strag-mpi");
+    const std::string mpi = strag::cli::BesideThisBinary("strag-mpi");
     execv(mpi.c_str(), argv);
     std::fprintf(stderr,
                  "strag: error: started by an MPI launcher with %ld processes, "

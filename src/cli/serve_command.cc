@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/command_main.h"
 #include "cli/flags.h"
 #include "serve/collector.h"
 #include "serve/loadgen/live_player.h"
@@ -74,12 +75,6 @@ Status ParseListen(const std::string& text, serve::CollectorOptions* o) {
   return Status::Ok();
 }
 
-std::string SelfExe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-}
-
 Status Options(const Flags& f, serve::CollectorOptions* o) {
   if (auto v = f.Get("listen")) RETURN_IF_ERROR(ParseListen(*v, o));
   if (auto v = f.Get("db")) o->db_path = *v;
@@ -117,7 +112,8 @@ Status Options(const Flags& f, serve::CollectorOptions* o) {
     return InvalidInput("--usd-per-gpu-hour, --continuity, --exit-hysteresis "
                         "and --retention-hours must not be negative");
   }
-  o->strag_exe = SelfExe();
+  // Capture analyses run `strag analyze`: strag beside this strag-serve.
+  o->strag_exe = BesideThisBinary("strag");
   return Status::Ok();
 }
 

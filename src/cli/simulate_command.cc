@@ -15,7 +15,6 @@
 #include "base/f32.h"
 #include "base/parallel_for.h"
 #include "cli/flags.h"
-#include "cli/serve_command.h"
 #include "cli/limit_flags.h"
 #include "cli/output_file.h"
 #include "cli/report_flags.h"
@@ -35,6 +34,12 @@
 #include "sim/truth_json.h"
 
 namespace strag::cli {
+
+namespace {
+LiveSimulation g_live_simulation = nullptr;  // set by strag-serve
+}  // namespace
+
+void SetLiveSimulation(LiveSimulation play) { g_live_simulation = play; }
 
 const char kSimulateUsageHead[] =
     "usage: strag simulate SPEC.yaml | --preset NAME [options]\n"
@@ -364,7 +369,12 @@ Status RunSimulate(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(sim::JobSpec job_spec, LoadSpec(flags));
   ASSIGN_OR_RETURN(std::optional<uint64_t> seed, flags.GetUint64("seed"));
   if (seed) job_spec.job.seed = *seed;
-  if (flags.Has("live")) return RunSimulateLive(flags, job_spec);
+  if (flags.Has("live")) {
+    if (g_live_simulation == nullptr) {
+      return Internal("--live is played by strag-serve (strag hands it over)");
+    }
+    return g_live_simulation(flags, job_spec);
+  }
   std::pair<int64_t, int64_t> window{0, job_spec.job.steps - 1};
   if (auto text = flags.Get("steps-window")) {
     ASSIGN_OR_RETURN(window, ParseWindow(*text, job_spec.job.steps));

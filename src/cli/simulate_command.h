@@ -8,11 +8,20 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cli/flags.h"
+#include "sim/job_spec.h"
 
 namespace strag::cli {
 
 Status RunSimulate(const std::vector<std::string>& args);
 std::string SimulateUsage();
+
+// `strag simulate SPEC --live URL` plays the job to a collector over HTTP,
+// which lives in strag-serve (src/cli/serve_main.cc) with the rest of the
+// HTTP code: strag hands such a command over to it, and strag-serve sets
+// this before running it.
+using LiveSimulation = Status (*)(const Flags& flags, const sim::JobSpec& spec);
+void SetLiveSimulation(LiveSimulation play);
 
 }  // namespace strag::cli
 

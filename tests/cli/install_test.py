@@ -55,6 +55,10 @@ class InstallTest(unittest.TestCase):
             p = run(exe, "--version")
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertTrue(p.stdout.startswith("strag "))
+            # serve runs in strag-serve, installed beside strag.
+            p = run(exe, "serve", "--help")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(p.stdout.startswith("usage: strag serve"), p.stdout[:80])
             agent = os.path.join(prefix, "share", "strag", "agents", "python",
                                  "strag_agent", "__init__.py")
             self.assertTrue(os.path.isfile(agent))
