@@ -11,18 +11,26 @@
 #include <utility>
 #include <vector>
 
+#include "base/huge_page_allocator.h"
+
 namespace strag::ingest {
 namespace {
 
 // A fixed ring of reused text blocks, passed in order from one producer
 // thread (filling) to one consumer thread (parsing). One mutex and one
 // condition variable: both sides wait on the other only when the ring is
-// full or empty, a few times per block at most.
+// full or empty, a few times per block at most. The blocks are one
+// allocation, on huge pages when large (AllocateBig): 4 faults instead of
+// 2,048 for four 2 MiB blocks, which cost the inflating thread ~5 ms on
+// trace-AR.
 class BlockRing {
  public:
-  BlockRing(size_t blocks, size_t block_bytes) : sizes_(blocks, 0) {
+  BlockRing(size_t blocks, size_t block_bytes)
+      : buffer_(static_cast<char*>(AllocateBig(blocks * block_bytes)),
+                BigFree{blocks * block_bytes}),
+        sizes_(blocks, 0) {
     for (size_t i = 0; i < blocks; ++i) {
-      blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_bytes));
+      blocks_.push_back(buffer_.get() + i * block_bytes);
     }
   }
 
@@ -33,7 +41,7 @@ class BlockRing {
     changed_.wait(lock, [&] {
       return cancelled_ || published_ - released_ < blocks_.size();
     });
-    return cancelled_ ? nullptr : blocks_[published_ % blocks_.size()].get();
+    return cancelled_ ? nullptr : blocks_[published_ % blocks_.size()];
   }
   // Producer: the block from NextFree now holds `size` bytes.
   void Publish(size_t size) {
@@ -57,7 +65,7 @@ class BlockRing {
     changed_.wait(lock, [&] { return closed_ || released_ < published_; });
     if (released_ == published_) return false;
     const size_t i = released_ % blocks_.size();
-    *block = std::string_view(blocks_[i].get(), sizes_[i]);
+    *block = std::string_view(blocks_[i], sizes_[i]);
     return true;
   }
   // Consumer: done with the block from NextFilled.
@@ -78,7 +86,12 @@ class BlockRing {
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<std::unique_ptr<char[]>> blocks_;
+  struct BigFree {
+    size_t bytes;
+    void operator()(char* p) const { FreeBig(p, bytes); }
+  };
+  std::unique_ptr<char[], BigFree> buffer_;
+  std::vector<char*> blocks_;
   std::vector<size_t> sizes_;
   uint64_t published_ = 0;  // blocks filled so far
   uint64_t released_ = 0;   // blocks consumed so far
@@ -89,8 +102,14 @@ class BlockRing {
 
 // The producer thread: fills blocks until the text ends or the reader
 // fails, and always closes the ring, so the consumer never waits forever
-// (an allocation failure too: no exception may leave a thread).
+// (an allocation failure too: no exception may leave a thread). The first
+// blocks are filled only in part, kFirstBlockBytes then twice as much each
+// time up to `block_bytes`: the consumer waits for the first block with
+// nothing to do (on trace-AR, 8.8 MB of text in 2 MiB blocks, a tenth of
+// the time).
 void FillRing(TextReader* reader, size_t block_bytes, BlockRing* ring) {
+  constexpr size_t kFirstBlockBytes = size_t{128} << 10;
+  size_t fill = std::min(block_bytes, kFirstBlockBytes);
   try {
     while (true) {
       char* block = ring->NextFree();
@@ -98,7 +117,8 @@ void FillRing(TextReader* reader, size_t block_bytes, BlockRing* ring) {
         ring->Close(Status::Ok());
         return;
       }
-      const Result<size_t> size = reader->Read(block, block_bytes);
+      const Result<size_t> size = reader->Read(block, fill);
+      fill = std::min(block_bytes, 2 * fill);
       if (!size.ok() || *size == 0) {
         ring->Close(size.ok() ? Status::Ok() : size.status());
         return;
