@@ -45,10 +45,38 @@ std::string DescribeInstance(const PreparedTrace& p, size_t step_idx,
   return s;
 }
 
-Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
+// Where each maximal run of consecutive rows of one step and worker (equal
+// step, dp rank, stage and global rank) starts, and t.size() last. Ops CSVs
+// list a worker's ops of a step together: millions of rows make thousands
+// of runs, and the passes over those columns go over the runs instead (a
+// row's checks give what its run's first row gives).
+std::vector<uint32_t> RunStarts(const trace::OpsTable& t) {
+  std::vector<uint32_t> starts;
+  for (size_t r = 0; r < t.size(); ++r) {
+    if (r == 0 || t.step[r] != t.step[r - 1] || t.dp[r] != t.dp[r - 1] ||
+        t.pp[r] != t.pp[r - 1] || t.rank[r] != t.rank[r - 1]) {
+      starts.push_back(static_cast<uint32_t>(r));
+    }
+  }
+  starts.push_back(static_cast<uint32_t>(t.size()));
+  return starts;
+}
+
+// Row indices are 32-bit (PreparedTrace::row, RunStarts).
+Status CheckOpCount(const trace::OpsTable& t) {
+  if (t.size() >= std::numeric_limits<uint32_t>::max()) {
+    return InvalidInput("the trace has " + std::to_string(t.size()) +
+                        " ops; at most 4294967294 are supported");
+  }
+  return Status::Ok();
+}
+
+Status DeriveShape(const trace::OpsTable& t, const std::vector<uint32_t>& runs,
+                   PreparedTrace* p) {
   if (t.size() == 0) return InvalidInput("the trace has no ops");
   int64_t dp = 0, pp = 0;
-  for (size_t r = 0; r < t.size(); ++r) {
+  for (size_t k = 0; k + 1 < runs.size(); ++k) {
+    const size_t r = runs[k];
     if (t.dp[r] < 0 || t.pp[r] < 0) {
       return InvalidInput("rank " + std::to_string(t.rank[r]) +
                           ": negative dp rank or stage");
@@ -68,16 +96,15 @@ Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
   }
   p->dp = static_cast<int32_t>(dp);
   p->pp = static_cast<int32_t>(pp);
-  // Rows usually come grouped by step: collect each run's step once.
-  for (size_t r = 0; r < t.size(); ++r) {
-    if (p->steps.empty() || p->steps.back() != t.step[r]) {
-      p->steps.push_back(t.step[r]);
-    }
+  for (size_t k = 0; k + 1 < runs.size(); ++k) {
+    const int64_t step = t.step[runs[k]];
+    if (p->steps.empty() || p->steps.back() != step) p->steps.push_back(step);
   }
   std::sort(p->steps.begin(), p->steps.end());
   p->steps.erase(std::unique(p->steps.begin(), p->steps.end()), p->steps.end());
   p->worker_rank.assign(static_cast<size_t>(p->dp * p->pp), -1);
-  for (size_t r = 0; r < t.size(); ++r) {
+  for (size_t k = 0; k + 1 < runs.size(); ++k) {
+    const size_t r = runs[k];
     int32_t& w = p->worker_rank[static_cast<size_t>(t.dp[r] * p->pp + t.pp[r])];
     if (w >= 0 && w != t.rank[r]) {
       return InvalidInput("dp rank " + std::to_string(t.dp[r]) + ", stage " +
@@ -115,28 +142,32 @@ Status DeriveShape(const trace::OpsTable& t, PreparedTrace* p) {
   return Status::Ok();
 }
 
-Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
-                  PreparedTrace* p) {
+Status BuildModel(const trace::OpsTable& t, const std::vector<uint32_t>& runs,
+                  const trace::JobMeta& meta, PreparedTrace* p) {
   const int64_t ref_step = p->steps.front();
   std::optional<trace::ExactTime> origin;
-  for (size_t r = 0; r < t.size(); ++r) {
-    if (t.step[r] == ref_step && (!origin || t.ExactStart(r) < *origin)) {
-      origin = t.ExactStart(r);
+  for (size_t k = 0; k + 1 < runs.size(); ++k) {
+    if (t.step[runs[k]] != ref_step) continue;
+    for (size_t r = runs[k]; r < runs[k + 1]; ++r) {
+      if (!origin || t.ExactStart(r) < *origin) origin = t.ExactStart(r);
     }
   }
   std::vector<graph::RefOp> ref;
-  bool ovlp_dp = false;
-  for (size_t r = 0; r < t.size(); ++r) {
-    ovlp_dp |= t.op_type[r] == OpType::kSeparateGradsAllReduce;
-    if (t.dp[r] != 0 || t.step[r] != ref_step) continue;
-    const float start = RebasedStartS32(t, r, *origin);
-    ref.push_back(graph::RefOp{
-        .key = {t.op_type[r], t.seq_id[r], t.pp[r]},
-        .chunk = t.chunk[r],
-        .global_chunk = t.global_chunk[r],
-        .start = start,
-        .end = start + t.DurS32(r),  // binary32 addition
-    });
+  const bool ovlp_dp =
+      std::find(t.op_type.begin(), t.op_type.end(),
+                OpType::kSeparateGradsAllReduce) != t.op_type.end();
+  for (size_t k = 0; k + 1 < runs.size(); ++k) {
+    if (t.dp[runs[k]] != 0 || t.step[runs[k]] != ref_step) continue;
+    for (size_t r = runs[k]; r < runs[k + 1]; ++r) {
+      const float start = RebasedStartS32(t, r, *origin);
+      ref.push_back(graph::RefOp{
+          .key = {t.op_type[r], t.seq_id[r], t.pp[r]},
+          .chunk = t.chunk[r],
+          .global_chunk = t.global_chunk[r],
+          .start = start,
+          .end = start + t.DurS32(r),  // binary32 addition
+      });
+    }
   }
   for (const graph::RefOp& op : ref) {
     // Ids index per-stage tables: bound them by the instance's size.
@@ -181,6 +212,16 @@ Status BuildModel(const trace::OpsTable& t, const trace::JobMeta& meta,
   }
   p->model = std::move(model).value();
   return Status::Ok();
+}
+
+// PrepareShape of `t`, whose RunStarts are `runs`.
+Result<PreparedTrace> PrepareShapeOfRuns(const trace::OpsTable& t,
+                                         const std::vector<uint32_t>& runs,
+                                         const trace::JobMeta& meta) {
+  PreparedTrace p;
+  RETURN_IF_ERROR(DeriveShape(t, runs, &p));
+  RETURN_IF_ERROR(BuildModel(t, runs, meta, &p));
+  return p;
 }
 
 // The steps [first, last) of a job: what one thread prepares.
@@ -273,33 +314,33 @@ RowError PlaceRowsOfSteps(const trace::OpsTable& t, StepRange range,
   return {};
 }
 
-// A maximal run of consecutive rows of one step and worker. Ops CSVs list
-// a worker's ops of a step together: a job of millions of rows has
-// thousands of runs.
+// A run (RunStarts) with what placing it needs.
 struct RowRun {
   size_t first = 0, last = 0;  // rows [first, last)
   size_t step_idx = 0;         // index in PreparedTrace::steps
   int32_t dp = 0, pp = 0;
 };
 
-// The runs of `t`, in row order; nullopt when there are more than one per
-// 16 rows (rows out of order), which would cost more than they save.
-std::optional<std::vector<RowRun>> FindRuns(const trace::OpsTable& t,
-                                            const std::vector<int64_t>& steps) {
-  const size_t max_runs = std::max<size_t>(1024, t.size() / 16);
+// The runs of `t` from their starts, in row order; nullopt when there are
+// more than one per 16 rows (rows out of order), where sorting them would
+// cost more than it saves.
+std::optional<std::vector<RowRun>> PlacedRuns(
+    const trace::OpsTable& t, const std::vector<uint32_t>& starts,
+    const std::vector<int64_t>& steps) {
+  if (starts.size() - 1 > std::max<size_t>(1024, t.size() / 16)) {
+    return std::nullopt;
+  }
   std::vector<RowRun> runs;
-  for (size_t r = 0; r < t.size();) {
-    if (runs.size() == max_runs) return std::nullopt;
-    RowRun run{.first = r, .last = r + 1, .dp = t.dp[r], .pp = t.pp[r]};
-    while (run.last < t.size() && t.step[run.last] == t.step[r] &&
-           t.dp[run.last] == run.dp && t.pp[run.last] == run.pp) {
-      ++run.last;
-    }
-    run.step_idx = static_cast<size_t>(
-        std::lower_bound(steps.begin(), steps.end(), t.step[r]) -
-        steps.begin());
-    runs.push_back(run);
-    r = run.last;
+  for (size_t k = 0; k + 1 < starts.size(); ++k) {
+    const size_t r = starts[k];
+    runs.push_back(RowRun{
+        .first = r,
+        .last = starts[k + 1],
+        .step_idx = static_cast<size_t>(
+            std::lower_bound(steps.begin(), steps.end(), t.step[r]) -
+            steps.begin()),
+        .dp = t.dp[r],
+        .pp = t.pp[r]});
   }
   return runs;
 }
@@ -363,15 +404,12 @@ bool PlaceRunsOfSteps(const trace::OpsTable& t, const std::vector<RowRun>& runs,
 // Places every row at its (node, instance) slot, each slot exactly once
 // (PlaceRowsOfSteps on `threads` threads, a range of steps each); the
 // error, if any, is the one a pass over the rows in order finds first.
-Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
+Status PlaceRows(const trace::OpsTable& t,
+                 const std::vector<uint32_t>& run_starts, PreparedTrace* p,
                  BigVector<float>* end, std::vector<float>* step_min,
                  size_t threads) {
   const size_t instances = p->num_instances();
   constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
-  if (t.size() >= kEmpty) {
-    return InvalidInput("the trace has " + std::to_string(t.size()) +
-                        " ops; at most 4294967294 are supported");
-  }
   // Each instance holds every op of the reference instance exactly once; a
   // mismatch is reported below with the instance, but a wildly larger layout
   // must not be allocated first.
@@ -391,7 +429,8 @@ Status PlaceRows(const trace::OpsTable& t, PreparedTrace* p,
   step_min->assign(p->steps.size(), std::numeric_limits<float>::infinity());
   const std::vector<StepRange> ranges = SplitSteps(p->steps.size(), threads);
   bool placed = false;
-  if (const std::optional<std::vector<RowRun>> runs = FindRuns(t, p->steps)) {
+  if (const std::optional<std::vector<RowRun>> runs =
+          PlacedRuns(t, run_starts, p->steps)) {
     std::vector<char> ok(ranges.size());
     ParallelFor(ranges.size(), ranges.size(), [&](size_t k, size_t /*w*/) {
       ok[k] = PlaceRunsOfSteps(t, *runs, ranges[k], p, end, step_min);
@@ -511,20 +550,20 @@ std::string WorkerLabel(Layout layout, int32_t rank, int32_t dp, int32_t pp) {
 Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
                                    const trace::JobMeta& meta, size_t threads) {
   if (threads == 0) threads = HardwareThreads();
-  ASSIGN_OR_RETURN(PreparedTrace p, PrepareShape(table, meta));
+  RETURN_IF_ERROR(CheckOpCount(table));
+  const std::vector<uint32_t> runs = RunStarts(table);
+  ASSIGN_OR_RETURN(PreparedTrace p, PrepareShapeOfRuns(table, runs, meta));
   BigVector<float> end;
   std::vector<float> step_min;
-  RETURN_IF_ERROR(PlaceRows(table, &p, &end, &step_min, threads));
+  RETURN_IF_ERROR(PlaceRows(table, runs, &p, &end, &step_min, threads));
   PreprocessTraced(end, step_min, &p, threads);
   return p;
 }
 
 Result<PreparedTrace> PrepareShape(const trace::OpsTable& table,
                                    const trace::JobMeta& meta) {
-  PreparedTrace p;
-  RETURN_IF_ERROR(DeriveShape(table, &p));
-  RETURN_IF_ERROR(BuildModel(table, meta, &p));
-  return p;
+  RETURN_IF_ERROR(CheckOpCount(table));
+  return PrepareShapeOfRuns(table, RunStarts(table), meta);
 }
 
 Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
@@ -549,7 +588,8 @@ Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
   }
   BigVector<float> end;
   std::vector<float> step_min;
-  RETURN_IF_ERROR(PlaceRows(rows, &w, &end, &step_min, 1));
+  RETURN_IF_ERROR(CheckOpCount(rows));
+  RETURN_IF_ERROR(PlaceRows(rows, RunStarts(rows), &w, &end, &step_min, 1));
   PreprocessTraced(end, step_min, &w, 1);
   return w;
 }
