@@ -333,14 +333,14 @@ std::optional<std::vector<RowRun>> PlacedRuns(
   std::vector<RowRun> runs;
   for (size_t k = 0; k + 1 < starts.size(); ++k) {
     const size_t r = starts[k];
-    runs.push_back(RowRun{
-        .first = r,
-        .last = starts[k + 1],
-        .step_idx = static_cast<size_t>(
-            std::lower_bound(steps.begin(), steps.end(), t.step[r]) -
-            steps.begin()),
-        .dp = t.dp[r],
-        .pp = t.pp[r]});
+    runs.push_back(
+        RowRun{.first = r,
+               .last = starts[k + 1],
+               .step_idx = static_cast<size_t>(
+                   std::lower_bound(steps.begin(), steps.end(), t.step[r]) -
+                   steps.begin()),
+               .dp = t.dp[r],
+               .pp = t.pp[r]});
   }
   return runs;
 }
