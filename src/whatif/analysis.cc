@@ -389,7 +389,8 @@ Status WindowedAnalysis::TracedPass() {
   std::optional<IdealPools> pools;
   if (!role) pools.emplace(shape_, options_.pool);
   // The two traced replays of a window are independent: side by side on
-  // two runners when there are two.
+  // two runners when there are two (the no-delay costs go into the pools
+  // while the self-test still runs).
   ScenarioRunner* main = &runners_.front();
   ScenarioRunner* second = &runners_[std::min<size_t>(1, runners_.size() - 1)];
   RETURN_IF_ERROR(EachWindow([&](const PreparedTrace& w, size_t first) {
@@ -399,6 +400,7 @@ Status WindowedAnalysis::TracedPass() {
     ParallelFor(2, main == second ? 1 : 2, [&](size_t task, size_t) {
       if (task == 0) {
         cost_nd = TracedNoDelay(w, main, &times);
+        if (!role) pools->Add(w, first, cost_nd);
       } else {
         self_test_error = SelfTestError(w, second);
       }
@@ -409,15 +411,13 @@ Status WindowedAnalysis::TracedPass() {
     step_t_base_.insert(step_t_base_.end(), w.step_t_base.begin(),
                         w.step_t_base.end());
     const bool whole = w.steps.size() == shape_.steps.size();
-    if (!role) {
-      pools->Add(w, first, cost_nd);
-    } else if (whole) {
+    if (role && whole) {
       node_cost_ = RoleIdealCosts(w, cost_nd);
-    } else if (c_ && w.steps.size() == share_.end - share_.first &&
+    } else if (role && c_ && w.steps.size() == share_.end - share_.first &&
                !shape_.cost.empty()) {
       const Status gathered = GatherRoleCosts(cost_nd);
       if (!gathered.ok()) return gathered;
-    } else {
+    } else if (role) {
       return InvalidInput(
           "the role pool needs the whole trace at once; analyse it in one "
           "window or choose another --pool");
@@ -441,7 +441,7 @@ Status WindowedAnalysis::TracedPass() {
   }
   if (!role) {
     RETURN_IF_ERROR(GatherPools(&*pools));
-    node_cost_ = pools->NodeCosts();
+    node_cost_ = pools->NodeCosts(runners_.size());
   }
   return Status::Ok();
 }

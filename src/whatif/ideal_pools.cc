@@ -8,6 +8,7 @@
 #include "base/check.h"
 #include "base/f32.h"
 #include "base/median.h"
+#include "base/parallel_for.h"
 
 namespace strag::whatif {
 namespace {
@@ -136,9 +137,9 @@ void IdealPools::Add(const PreparedTrace& window, size_t first_instance,
   }
 }
 
-std::vector<double> IdealPools::NodeCosts() {
+std::vector<double> IdealPools::NodeCosts(size_t threads) {
   std::vector<double> pooled(pools_.size());
-  for (size_t p = 0; p < pools_.size(); ++p) {
+  ParallelFor(pools_.size(), threads, [&](size_t p, size_t /*worker*/) {
     Pool& pool = pools_[p];
     if (!pool.median) {
       const size_t n = pool.mean.empty() ? 0 : pool.mean.front().size();
@@ -149,7 +150,7 @@ std::vector<double> IdealPools::NodeCosts() {
       // Transfer times (comm nodes) are binary32 values.
       pooled[p] = p % 2 == 1 ? static_cast<double>(Fl32(median)) : median;
     }
-  }
+  });
   std::vector<double> ideal(shape_.num_nodes());
   for (NodeId v = 0; v < shape_.num_nodes(); ++v) {
     ideal[v] = pooled[pool_of_[v]];

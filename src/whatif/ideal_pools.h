@@ -67,8 +67,9 @@ class IdealPools {
   void Add(const PreparedTrace& window, size_t first_instance,
            std::span<const double> cost_nd);
 
-  // The ideal value of every node (call once, after every instance).
-  std::vector<double> NodeCosts();
+  // The ideal value of every node (call once, after every instance); the
+  // pools' medians on `threads` threads.
+  std::vector<double> NodeCosts(size_t threads = 1);
 
   // Every pool's state so far, to merge into the pools of the same shape
   // on another process (each adding its own instances): after b.Merge of
