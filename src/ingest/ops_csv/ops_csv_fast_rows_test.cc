@@ -268,6 +268,44 @@ TEST(OpsCsvFastRowsTest, PlainDecimalScannerAndDouble) {
   }
 }
 
+// ScanDigits (8 digits at a time, the last 1 to 7 in one step) against a
+// digit-by-digit loop: runs of 0 to 24 digits followed by any byte (those
+// next to '0' and '9', NUL, bytes of 0x80 and above), near the end or not.
+TEST(OpsCsvFastRowsTest, DigitRunsBeforeAnyByte) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 300000; ++i) {
+    std::string text;
+    const int digits = static_cast<int>(rng() % 25);
+    for (int d = 0; d < digits; ++d) {
+      text += static_cast<char>('0' + rng() % 10);
+    }
+    const int after = 1 + static_cast<int>(rng() % 12);
+    for (int k = 0; k < after; ++k) {
+      const int pick = static_cast<int>(rng() % 6);
+      const unsigned byte = pick == 0   ? static_cast<unsigned>(rng() % 256)
+                            : pick == 1 ? 0x2F  // '/', one below '0'
+                            : pick == 2 ? 0x3A  // ':', one above '9'
+                            : pick == 3 ? 0x00
+                            : pick == 4 ? 0x80 + static_cast<unsigned>(rng() % 128)
+                                        : '0' + static_cast<unsigned>(rng() % 10);
+      // The byte right after the run is not a digit; later ones may be.
+      text += static_cast<char>(k == 0 && byte >= '0' && byte <= '9' ? ','
+                                                                    : byte);
+    }
+    uint64_t expected = 7;
+    size_t length = 0;
+    while (length < text.size() && text[length] >= '0' && text[length] <= '9') {
+      expected = expected * 10 + static_cast<uint64_t>(text[length] - '0');
+      ++length;
+    }
+    uint64_t mantissa = 7;
+    const char* end =
+        ops_csv::ScanDigits(text.data(), text.data() + text.size(), &mantissa);
+    ASSERT_EQ(static_cast<size_t>(end - text.data()), length) << text;
+    ASSERT_EQ(mantissa, expected) << text;
+  }
+}
+
 // The 17-digit texts of binary32 times (Python's repr of the float as a
 // double, "2.6883304119110107") take the long-double quotient: the same
 // binary64 as from_chars, and the values exactly on a binary64 midpoint
