@@ -87,6 +87,18 @@ TEST(PrepareTraceTest, ThreadsGiveTheSameArraysAndErrors) {
   trace::OpsTable twice_first;  // row 0 twice at the start, then the unknown op
   twice_first.AppendRows(table, 0, 1);
   twice_first.AppendRows(unknown_first, 0, table.size());
+  // As many rows as slots, but one row on another's slot (its seq_id made
+  // a neighbour's): one slot twice, another empty.
+  trace::OpsTable same_slot = table;
+  for (size_t r = 0; r < table.size(); ++r) {
+    if (r != early && table.step[r] == 0 && table.dp[r] == 1 &&
+        table.pp[r] == table.pp[early] &&
+        table.op_type[r] == table.op_type[early]) {
+      same_slot.seq_id[early] = table.seq_id[r];
+      break;
+    }
+  }
+  ASSERT_NE(same_slot.seq_id[early], table.seq_id[early]);
   trace::OpsTable missing;  // a step-3 row missing
   for (size_t r = 0; r < table.size(); ++r) {
     if (!(table.step[r] == 3 && table.dp[r] == 1 && table.pp[r] == 1)) {
@@ -97,10 +109,14 @@ TEST(PrepareTraceTest, ThreadsGiveTheSameArraysAndErrors) {
       {&late_twice, "step 6, dp rank 2 (rank 5): "},
       {&unknown_first, "step 0, dp rank 1 "},
       {&twice_first, "step 6, dp rank 2 (rank 5): "},
+      {&same_slot, "step 0, dp rank 1 "},
       {&missing, "step 3, dp rank 1 "}};
   for (const auto& [t, start] : cases) {
     const std::string expected = error_of(*t, 1);
     EXPECT_TRUE(expected.starts_with(start)) << expected;
+    if (t == &same_slot) {
+      EXPECT_NE(expected.find("appears twice"), std::string::npos) << expected;
+    }
     for (size_t threads : {2, 3, 16}) EXPECT_EQ(error_of(*t, threads), expected);
   }
 }

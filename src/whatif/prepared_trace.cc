@@ -350,13 +350,15 @@ std::optional<std::vector<RowRun>> PlacedRuns(
 // instance, so that consecutive runs write the same cache lines of the
 // four arrays, where rows in their order (a worker's steps one after the
 // other) would miss a line of each array per row. Every row lands where
-// the row-order pass puts it, with the same values; false when a row does
-// not place (unknown op, slot taken), whose first error in row order the
-// row-order pass then finds.
+// the row-order pass puts it, with the same values; false when an op is not
+// in the reference instance, whose first error in row order the row-order
+// pass then finds. A slot is not checked before it is written (the load
+// of a line about to be written was most of the time): two rows of one
+// slot leave another slot empty when there are as many rows as slots,
+// which PlaceRows then finds.
 bool PlaceRunsOfSteps(const trace::OpsTable& t, const std::vector<RowRun>& runs,
                       StepRange range, PreparedTrace* p, BigVector<float>* end,
                       std::vector<float>* step_min) {
-  constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
   std::vector<const RowRun*> order;
   for (const RowRun& run : runs) {
     if (run.step_idx >= range.first && run.step_idx < range.last) {
@@ -394,7 +396,6 @@ bool PlaceRunsOfSteps(const trace::OpsTable& t, const std::vector<RowRun>& runs,
         __builtin_prefetch(&p->cost[slot + 1], 1);
         __builtin_prefetch(&(*end)[slot + 1], 1);
       }
-      if (p->row[slot] != kEmpty) return false;
       PlaceRow(t, r, slot, origin[run->step_idx], p, end, m);
     }
   }
@@ -428,31 +429,35 @@ Status PlaceRows(const trace::OpsTable& t,
   end->resize(p->row.size());
   step_min->assign(p->steps.size(), std::numeric_limits<float>::infinity());
   const std::vector<StepRange> ranges = SplitSteps(p->steps.size(), threads);
-  bool placed = false;
-  if (const std::optional<std::vector<RowRun>> runs =
-          PlacedRuns(t, run_starts, p->steps)) {
+  const auto first_empty = [p, kEmpty] {
+    return static_cast<size_t>(std::find(p->row.begin(), p->row.end(), kEmpty) -
+                               p->row.begin());
+  };
+  // Run by run when there are as many rows as slots (else some slot is
+  // empty or taken twice, and the row-order pass says which comes first).
+  std::optional<std::vector<RowRun>> runs;
+  if (t.size() == slots) runs = PlacedRuns(t, run_starts, p->steps);
+  if (runs) {
     std::vector<char> ok(ranges.size());
     ParallelFor(ranges.size(), ranges.size(), [&](size_t k, size_t /*w*/) {
       ok[k] = PlaceRunsOfSteps(t, *runs, ranges[k], p, end, step_min);
     });
-    placed = std::all_of(ok.begin(), ok.end(), [](char b) { return b != 0; });
-    if (!placed) {  // the row-order pass below names the first bad row
-      p->row.assign(slots, kEmpty);
-      step_min->assign(p->steps.size(), std::numeric_limits<float>::infinity());
+    if (std::all_of(ok.begin(), ok.end(), [](char b) { return b != 0; }) &&
+        first_empty() == slots) {
+      return Status::Ok();
     }
+    p->row.assign(slots, kEmpty);
+    step_min->assign(p->steps.size(), std::numeric_limits<float>::infinity());
   }
-  if (!placed) {
-    std::vector<RowError> errors(ranges.size());
-    ParallelFor(ranges.size(), ranges.size(), [&](size_t k, size_t /*w*/) {
-      errors[k] = PlaceRowsOfSteps(t, ranges[k], p, end, step_min);
-    });
-    const auto first = std::min_element(
-        errors.begin(), errors.end(),
-        [](const RowError& a, const RowError& b) { return a.row < b.row; });
-    if (!first->status.ok()) return first->status;
-  }
-  for (size_t slot = 0; slot < p->row.size(); ++slot) {
-    if (p->row[slot] != kEmpty) continue;
+  std::vector<RowError> errors(ranges.size());
+  ParallelFor(ranges.size(), ranges.size(), [&](size_t k, size_t /*w*/) {
+    errors[k] = PlaceRowsOfSteps(t, ranges[k], p, end, step_min);
+  });
+  const auto first = std::min_element(
+      errors.begin(), errors.end(),
+      [](const RowError& a, const RowError& b) { return a.row < b.row; });
+  if (!first->status.ok()) return first->status;
+  if (const size_t slot = first_empty(); slot < slots) {
     const auto v = static_cast<NodeId>(slot / instances);
     const size_t inst = slot % instances;
     const graph::OpKey& key = p->model.keys[v];
