@@ -125,7 +125,7 @@ TEST(PrepareTraceTest, ThreadsGiveTheSameArraysAndErrors) {
 // places them run by run (a worker's rows of a step together, the usual
 // order) or row by row (rows scattered: more than one run per 16 rows).
 TEST(PrepareTraceTest, RowsInAnyOrderGiveTheSameArrays) {
-  std::vector<int64_t> steps(60);
+  std::vector<int64_t> steps(150);
   for (size_t k = 0; k < steps.size(); ++k) steps[k] = static_cast<int64_t>(k);
   const sim::SynthJob spec{.dp = 3, .pp = 2, .microbatches = 3, .steps = steps};
   auto made = sim::SynthesizeTrace(spec, [](const sim::SynthOp& op) {
@@ -134,7 +134,8 @@ TEST(PrepareTraceTest, RowsInAnyOrderGiveTheSameArrays) {
                                                11);
   });
   ASSERT_TRUE(made.ok()) << made.status().message();
-  ASSERT_GT(made->size(), 2048u);  // rows enough to exceed the runs' limit
+  // Rows enough to exceed the runs' limit, and for RunStarts in 3 parts.
+  ASSERT_GT(made->size(), 3u << 12);
   std::vector<size_t> order(made->size());
   for (size_t r = 0; r < order.size(); ++r) order[r] = r;
   std::mt19937_64 rng(7);
@@ -142,9 +143,14 @@ TEST(PrepareTraceTest, RowsInAnyOrderGiveTheSameArrays) {
   trace::OpsTable shuffled;
   shuffled.AppendRows(*made, 0, 0);
   for (size_t r : order) shuffled.AppendRows(*made, r, r + 1);
+  auto one = PrepareTrace(*made, {}, 1);
+  ASSERT_TRUE(one.ok()) << one.status().message();
   for (size_t threads : {1, 2, 3}) {
     auto in_order = PrepareTrace(*made, {}, threads);
     auto scattered = PrepareTrace(shuffled, {}, threads);
+    ASSERT_TRUE(in_order.ok()) << in_order.status().message();
+    EXPECT_TRUE(in_order->row == one->row) << threads;
+    EXPECT_TRUE(in_order->launch_delay == one->launch_delay) << threads;
     ASSERT_TRUE(in_order.ok()) << in_order.status().message();
     ASSERT_TRUE(scattered.ok()) << scattered.status().message();
     ASSERT_EQ(scattered->row.size(), in_order->row.size());

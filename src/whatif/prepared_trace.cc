@@ -49,14 +49,22 @@ std::string DescribeInstance(const PreparedTrace& p, size_t step_idx,
 // step, dp rank, stage and global rank) starts, and t.size() last. Ops CSVs
 // list a worker's ops of a step together: millions of rows make thousands
 // of runs, and the passes over those columns go over the runs instead (a
-// row's checks give what its run's first row gives).
-std::vector<uint32_t> RunStarts(const trace::OpsTable& t) {
-  std::vector<uint32_t> starts;
-  for (size_t r = 0; r < t.size(); ++r) {
-    if (r == 0 || t.step[r] != t.step[r - 1] || t.dp[r] != t.dp[r - 1] ||
-        t.pp[r] != t.pp[r - 1] || t.rank[r] != t.rank[r - 1]) {
-      starts.push_back(static_cast<uint32_t>(r));
+// row's checks give what its run's first row gives). Parts of the rows on
+// `threads` threads, joined in order.
+std::vector<uint32_t> RunStarts(const trace::OpsTable& t, size_t threads) {
+  const size_t parts = std::max<size_t>(1, std::min(threads, t.size() >> 12));
+  std::vector<std::vector<uint32_t>> found(parts);
+  ParallelFor(parts, threads, [&](size_t k, size_t /*worker*/) {
+    for (size_t r = t.size() * k / parts; r < t.size() * (k + 1) / parts; ++r) {
+      if (r == 0 || t.step[r] != t.step[r - 1] || t.dp[r] != t.dp[r - 1] ||
+          t.pp[r] != t.pp[r - 1] || t.rank[r] != t.rank[r - 1]) {
+        found[k].push_back(static_cast<uint32_t>(r));
+      }
     }
+  });
+  std::vector<uint32_t> starts;
+  for (const std::vector<uint32_t>& f : found) {
+    starts.insert(starts.end(), f.begin(), f.end());
   }
   starts.push_back(static_cast<uint32_t>(t.size()));
   return starts;
@@ -568,7 +576,7 @@ Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
                                    const trace::JobMeta& meta, size_t threads) {
   if (threads == 0) threads = HardwareThreads();
   RETURN_IF_ERROR(CheckOpCount(table));
-  const std::vector<uint32_t> runs = RunStarts(table);
+  const std::vector<uint32_t> runs = RunStarts(table, threads);
   ASSIGN_OR_RETURN(PreparedTrace p, PrepareShapeOfRuns(table, runs, meta));
   BigVector<float> end;
   std::vector<float> step_min;
@@ -580,7 +588,7 @@ Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
 Result<PreparedTrace> PrepareShape(const trace::OpsTable& table,
                                    const trace::JobMeta& meta) {
   RETURN_IF_ERROR(CheckOpCount(table));
-  return PrepareShapeOfRuns(table, RunStarts(table), meta);
+  return PrepareShapeOfRuns(table, RunStarts(table, 1), meta);
 }
 
 Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
@@ -606,7 +614,7 @@ Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
   BigVector<float> end;
   std::vector<float> step_min;
   RETURN_IF_ERROR(CheckOpCount(rows));
-  RETURN_IF_ERROR(PlaceRows(rows, RunStarts(rows), &w, &end, &step_min, 1));
+  RETURN_IF_ERROR(PlaceRows(rows, RunStarts(rows, 1), &w, &end, &step_min, 1));
   PreprocessTraced(end, step_min, &w, 1);
   return w;
 }
