@@ -33,7 +33,8 @@ struct TextBlockOptions {
 using TextSink = std::function<Status(std::string_view block)>;
 
 // Calls `sink` on the calling thread with the text of `*reader` in blocks of
-// `options.block_bytes`, in order, and stops calling it at its first error.
+// `options.block_bytes` (threaded, the first ones smaller: 128 KiB,
+// doubling), in order, and stops calling it at its first error.
 // A gzip stream is still inflated to its end, and its damage, if any, is
 // returned rather than the sink's error: garbage inflated from a damaged
 // stream can fail the sink before zlib notices (a CRC mismatch shows only
