@@ -78,7 +78,7 @@ TEST(CollectiveTest, ConcatAndValues) {
 // (the default, over AllGather), empty messages and a wrong count too.
 TEST(CollectiveTest, AllToAllDeliversEachItsOwn) {
   std::vector<std::vector<std::string>> got(4);
-  std::vector<bool> refused(4);
+  std::vector<int> refused(4);  // not vector<bool>: threads set their own
   ThreadCollective::Run(4, [&](Collective& c) {
     std::vector<std::string> to(4);
     for (size_t q = 0; q < 4; ++q) {
