@@ -83,12 +83,7 @@ strag::Status Guarded(const std::string& name, const Fn& command) {
   }
 }
 
-// A command of this binary, or (run null) of strag-serve.
-struct Command {
-  const char* name;
-  std::string (*usage)();
-  strag::Status (*run)(const std::vector<std::string>&);
-};
+using strag::cli::Command;
 
 std::string AnalyzeHelp() { return strag::cli::AnalyzeUsage(); }
 std::string PlanHelp() { return strag::cli::PlanUsage(); }
@@ -115,13 +110,6 @@ bool WantsLive(const std::vector<std::string>& args) {
     if (a == "--live" || a.starts_with("--live=")) return true;
   }
   return false;
-}
-
-const Command* FindCommand(const std::string& name) {
-  for (const Command& c : kCommands) {
-    if (name == c.name) return &c;
-  }
-  return nullptr;
 }
 
 int UnknownCommand(const std::string& name) {
@@ -151,26 +139,33 @@ int Main(int argc, char** argv) {
   // `strag help COMMAND` is `strag COMMAND --help`.
   if (args[0] == "help") {
     if (args.size() == 1) return PrintHelp(kUsage);
-    const Command* c = FindCommand(args[1]);
+    const Command* c = FindCommand(kCommands, args[1]);
     if (c == nullptr) return UnknownCommand(args[1]);
     if (c->run == nullptr) return HandOver(kServeBinary, argv);
     return PrintHelp(c->usage().c_str());
   }
   const std::string command = args[0];
   args.erase(args.begin());
-  const Command* c = FindCommand(command);
+  const Command* c = FindCommand(kCommands, command);
   if (c == nullptr) return UnknownCommand(command);
   if (c->run == nullptr || (command == "simulate" && WantsLive(args))) {
     return HandOver(kServeBinary, argv);
   }
-  return RunCommand(command, c->usage(), c->run, args);
+  return RunCommand(*c, args);
 }
 
-int RunCommand(const std::string& name, const std::string& usage,
-               Status (*run)(const std::vector<std::string>&),
-               const std::vector<std::string>& args) {
-  if (WantsHelp(args)) return PrintHelp(usage.c_str());
-  const strag::Status status = Guarded(name, [&] { return run(args); });
+const Command* FindCommand(std::span<const Command> commands,
+                           const std::string& name) {
+  for (const Command& c : commands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+int RunCommand(const Command& command, const std::vector<std::string>& args) {
+  if (WantsHelp(args)) return PrintHelp(command.usage().c_str());
+  const strag::Status status =
+      Guarded(command.name, [&] { return command.run(args); });
   // Processes of one analysis fail alike: the lead one says why (the others
   // only of a bug).
   if (!status.ok() &&

@@ -9,6 +9,7 @@
 #ifndef STRAG_SRC_CLI_COMMAND_MAIN_H_
 #define STRAG_SRC_CLI_COMMAND_MAIN_H_
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,21 @@ namespace strag::cli {
 // machine or a bug, 2: bad input or usage).
 int Main(int argc, char** argv);
 
+// A command: its usage text and its run (null: strag-serve's, which
+// strag hands over to).
+struct Command {
+  const char* name;
+  std::string (*usage)();
+  Status (*run)(const std::vector<std::string>&);
+};
+
+// The command of `commands` named `name`, or null.
+const Command* FindCommand(std::span<const Command> commands,
+                           const std::string& name);
+
 // One command with its arguments: its usage for --help, else its run, with
 // the error line (the lead process's) and the exit code of Main.
-int RunCommand(const std::string& name, const std::string& usage,
-               Status (*run)(const std::vector<std::string>&),
-               const std::vector<std::string>& args);
+int RunCommand(const Command& command, const std::vector<std::string>& args);
 
 // `name` in the folder of this process's binary.
 std::string BesideThisBinary(const std::string& name);

@@ -15,28 +15,15 @@
 
 namespace {
 
-struct ServeCommand {
-  const char* name;
-  std::string (*usage)();
-  strag::Status (*run)(const std::vector<std::string>&);
-};
-
 std::string ServeHelp() { return strag::cli::kServeUsage; }
 std::string HistoryHelp() { return strag::cli::kHistoryUsage; }
 std::string SimulateHelp() { return strag::cli::SimulateUsage(); }
 
-constexpr ServeCommand kCommands[] = {
+constexpr strag::cli::Command kCommands[] = {
     {"serve", ServeHelp, strag::cli::RunServe},
     {"history", HistoryHelp, strag::cli::RunHistory},
     {"simulate", SimulateHelp, strag::cli::RunSimulate},
 };
-
-const ServeCommand* Find(const std::string& name) {
-  for (const ServeCommand& c : kCommands) {
-    if (name == c.name) return &c;
-  }
-  return nullptr;
-}
 
 }  // namespace
 
@@ -45,14 +32,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   // `strag help COMMAND` is `strag COMMAND --help`.
   if (args.size() == 2 && args[0] == "help") args = {args[1], "--help"};
-  const ServeCommand* c = args.empty() ? nullptr : Find(args[0]);
+  const strag::cli::Command* c =
+      args.empty() ? nullptr : strag::cli::FindCommand(kCommands, args[0]);
   if (c == nullptr) {
     std::fputs("strag-serve runs strag's serve, history and simulate --live:"
                " run it as strag COMMAND (strag --help)\n",
                stderr);
     return 2;
   }
-  const std::string name = args[0];
   args.erase(args.begin());
-  return strag::cli::RunCommand(name, c->usage(), c->run, args);
+  return strag::cli::RunCommand(*c, args);
 }

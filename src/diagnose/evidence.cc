@@ -102,13 +102,6 @@ bool IsCommGroup(const std::string& g) {
          g != "optimizer" && g != "gc" && g != "compute";
 }
 
-// Global rank of the worker of instance `i` and stage `stage`.
-int32_t RankOf(const whatif::PreparedTrace& t, size_t i, int32_t stage) {
-  const size_t dp = static_cast<size_t>(t.dp);
-  return t.worker_rank[(i % dp) * static_cast<size_t>(t.pp) +
-                       static_cast<size_t>(stage)];
-}
-
 // The host gap at the start of each worker's step, s, [rank] -> per step:
 // the larger of the smallest launch delay of its root ops (those without a
 // dependency: a gap before the step's first op) and the launch delay of its

@@ -36,8 +36,6 @@ std::vector<std::vector<double>> WorkerComputePerStep(
     const whatif::PreparedTrace& t);
 // The topology's PP stage of every worker (t.workers order).
 std::vector<int32_t> StageOfWorkers(const whatif::PreparedTrace& t);
-// Global rank of the worker of instance `i` and model stage `stage`.
-int32_t RankOf(const whatif::PreparedTrace& t, size_t i, int32_t stage);
 // The DP rank with the highest un-fix slowdown in each step.
 std::vector<size_t> WorstDpPerStep(const whatif::WhatIfResult& r);
 

@@ -141,7 +141,7 @@ Result<std::string> InflateMember(ingest::InputFile& file, MemberSpan member,
 // member k, inflated only by its process (and member 0 by every one, for
 // the header). A member must end at a line end (the last one may not), or
 // the chunks would cut lines: then InvalidInput, and everyone gives up.
-// A member's text may be as long as strag's (8 MiB) and a line longer.
+// A member's text may be up to 64 MiB (strag writes 8 MiB) and a line.
 Status ForEachMember(ingest::InputFile& file,
                      const std::vector<MemberSpan>& members,
                      const StreamOptions& options, size_t rank, size_t size,

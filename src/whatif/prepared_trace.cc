@@ -444,8 +444,9 @@ Status PlaceRows(const trace::OpsTable& t,
   });
   step_min->assign(p->steps.size(), std::numeric_limits<float>::infinity());
   const std::vector<StepRange> ranges = SplitSteps(p->steps.size(), threads);
-  const auto first_empty = [p, kEmpty] {
-    return static_cast<size_t>(std::find(p->row.begin(), p->row.end(), kEmpty) -
+  const auto first_empty = [p] {
+    return static_cast<size_t>(std::find(p->row.begin(), p->row.end(),
+                                         std::numeric_limits<uint32_t>::max()) -
                                p->row.begin());
   };
   // Run by run when there are as many rows as slots (else some slot is
