@@ -257,12 +257,14 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
       flags.Get("meta").value_or(kineto ? "" : load::FindMeta(trace_path));
   // The outputs checked before any work, against the inputs too.
   OutputFiles out;
+  size_t input_files = 0;
   for (const std::string& input : inputs) {
     Result<std::vector<std::string>> files =
         kineto ? ingest::ListKinetoInputs(input)
                : Result<std::vector<std::string>>({input});
     if (!files.ok()) continue;  // reported when read
     for (const std::string& file : *files) out.AddInput(file);
+    input_files += files->size();
   }
   out.AddInput(meta_path);
   out.AddInput(flags.Get("hosts").value_or(""));
@@ -276,7 +278,8 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
                      .layout_given = layout_flags || !meta_path.empty(),
                      .hosts_file = flags.Get("hosts").value_or(""),
                      .limits = limits,
-                     .threads = options.whatif.threads};
+                     .threads = options.whatif.threads,
+                     .collective = ProcessCollective()};
   if (kineto) {
     ASSIGN_OR_RETURN(read.rank_map,
                      ParseRankMap(flags.Get("rank-map").value_or("")));
@@ -294,6 +297,14 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
     }
   }
   ASSIGN_OR_RETURN(report::ReportInput in, load::ReadJob(std::move(read)));
+  if (Collective* c = ProcessCollective();
+      kineto && c != nullptr && c->size() > 1 && input_files > 1 &&
+      !flags.Has("quiet") && IsLeadProcess()) {
+    std::fprintf(stderr,
+                 "strag: %zu profiler traces over %zu processes, each "
+                 "reading its share\n",
+                 input_files, c->size());
+  }
   if (kineto && IsLeadProcess()) {
     for (const std::string& w : in.notes->warnings) {
       std::fprintf(stderr, "strag: warning: %s\n", Printable(w).c_str());

@@ -84,7 +84,7 @@ Result<report::ReportInput> ReadJobFiles(JobRead& read,
         .rank_map = std::move(read.rank_map)};
     return ReadKinetoJob(read.inputs,
                          read.threads ? read.threads : HardwareThreads(),
-                         std::move(options), read.limits);
+                         std::move(options), read.limits, read.collective);
   }
   ASSIGN_OR_RETURN(trace::OpsTable ops,
                    ingest::ReadOpsCsvFile(source, {.limits = read.limits}));

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/collective.h"
 #include "base/status.h"
 #include "ingest/common/input_limits.h"
 #include "report/report.h"
@@ -50,6 +51,9 @@ struct JobRead {
   ingest::InputLimits limits = {};
   // Kineto files read at once, threads preparing an ops CSV; 0: one per core
   size_t threads = 0;
+  // Under mpirun (several processes): Kineto files are read by shares and
+  // exchanged (ReadKinetoJob).
+  Collective* collective = nullptr;
 };
 
 // Reads the job. kInvalidInput for inputs that are neither one ops CSV nor

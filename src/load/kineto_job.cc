@@ -4,10 +4,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <utility>
 
+#include "base/byte_pack.h"
+#include "base/collective.h"
 #include "base/parallel_for.h"
 #include "ingest/kineto/kineto_file.h"
+#include "trace/rank_trace_pack.h"
 
 namespace strag::load {
 namespace {
@@ -28,6 +32,50 @@ Result<std::vector<std::string>> ListFiles(
   return files;
 }
 
+// Every process's traces and errors of its share of the files ([k] set
+// for its k), gathered on every process into `read` and `errors`. A file is
+// packed as a byte (1: read), then its trace, or its error's code and
+// message.
+Status ShareTraces(Collective* collective,
+                   std::vector<std::optional<trace::RankTrace>>* read,
+                   std::vector<Status>* errors) {
+  const size_t files = read->size();
+  const size_t processes = collective->size();
+  const Share mine = ShareOf(files, collective->rank(), processes);
+  BytePacker out;
+  for (size_t k = mine.first; k < mine.end; ++k) {
+    out.Put<uint8_t>((*read)[k].has_value() ? 1 : 0);
+    if ((*read)[k]) {
+      trace::PackRankTrace(*(*read)[k], &out);
+    } else {
+      out.Put<int32_t>(static_cast<int32_t>((*errors)[k].code()));
+      out.PutArray<char>((*errors)[k].message());
+    }
+  }
+  ASSIGN_OR_RETURN(const std::vector<std::string> gathered,
+                   collective->AllGather(out.Take()));
+  for (size_t p = 0; p < processes; ++p) {
+    if (p == collective->rank()) continue;  // its own are in place
+    ByteUnpacker in(gathered[p]);
+    const Share theirs = ShareOf(files, p, processes);
+    for (size_t k = theirs.first; k < theirs.end; ++k) {
+      if (in.Get<uint8_t>() == 1) {
+        ASSIGN_OR_RETURN((*read)[k], trace::UnpackRankTrace(&in));
+      } else {
+        const auto code = static_cast<StatusCode>(in.Get<int32_t>());
+        const std::vector<char> message = in.GetArray<char>();
+        (*errors)[k] =
+            Status(code, std::string(message.begin(), message.end()));
+      }
+    }
+    if (!in.done()) {
+      return Internal("ReadKinetoJob: damaged traces from process " +
+                      std::to_string(p));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool IsKinetoInput(const std::string& path) {
@@ -39,7 +87,8 @@ bool IsKinetoInput(const std::string& path) {
 Result<report::ReportInput> ReadKinetoJob(const std::vector<std::string>& paths,
                                           size_t threads,
                                           report::ProfilerInputOptions options,
-                                          const ingest::InputLimits& limits) {
+                                          const ingest::InputLimits& limits,
+                                          Collective* collective) {
   ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(paths));
   std::vector<std::optional<trace::RankTrace>> read(files.size());
   std::vector<Status> errors(files.size(), Status::Ok());
@@ -50,8 +99,16 @@ Result<report::ReportInput> ReadKinetoJob(const std::vector<std::string>& paths,
   reading.parse.default_rank =
       files.size() == 1 ? 0 : ingest::KinetoOptions::kRankLater;
   reading.parse.limits = limits;
-  ParallelFor(files.size(), std::max<size_t>(1, threads),
-              [&](size_t k, size_t) {
+  // Under mpirun each process reads its share of the files, then every
+  // process gets every file's trace or error, as if it had read them all.
+  const bool shared =
+      collective != nullptr && collective->size() > 1 && files.size() > 1;
+  const Share mine =
+      shared ? ShareOf(files.size(), collective->rank(), collective->size())
+             : Share{0, files.size()};
+  ParallelFor(mine.end - mine.first, std::max<size_t>(1, threads),
+              [&](size_t i, size_t) {
+                const size_t k = mine.first + i;
                 auto r = ingest::ReadKinetoFile(files[k], reading);
                 if (r.ok()) {
                   read[k] = std::move(r).value();
@@ -59,6 +116,7 @@ Result<report::ReportInput> ReadKinetoJob(const std::vector<std::string>& paths,
                   errors[k] = r.status();
                 }
               });
+  if (shared) RETURN_IF_ERROR(ShareTraces(collective, &read, &errors));
   // One file: its own error, one line, as for an ops CSV.
   if (files.size() == 1 && !errors[0].ok()) return errors[0];
   for (const Status& e : errors) {

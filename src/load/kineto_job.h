@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/collective.h"
 #include "base/status.h"
 #include "ingest/common/input_limits.h"
 #include "report/profiler_input.h"
@@ -23,11 +24,14 @@ bool IsKinetoInput(const std::string& path);
 // Reads every trace of `paths` (files, or folders of `*.json[.gz]`) on up to
 // `threads` threads, each within `limits`, then report::ProfilerInput with
 // `options` (its notes get the files that could not be read, as warnings;
-// running out of memory on one ends the reading with that error).
+// running out of memory on one ends the reading with that error). With a
+// `collective` of several processes (mpirun), each reads its share of the
+// files (ShareOf, in file order) and they exchange what they read: every
+// process returns what one process reading them all would.
 Result<report::ReportInput> ReadKinetoJob(
     const std::vector<std::string>& paths, size_t threads,
     report::ProfilerInputOptions options,
-    const ingest::InputLimits& limits = {});
+    const ingest::InputLimits& limits = {}, Collective* collective = nullptr);
 
 }  // namespace strag::load
 

@@ -114,6 +114,32 @@ class MpiTest(unittest.TestCase):
             self.expect_identical(["analyze", os.path.join(KINETO, name)],
                                   counts=(3,))
 
+    def test_kineto_files_read_by_shares(self):
+        # One profiler trace per rank (8), one of them damaged: each process
+        # reads its share, and all of them report what one process does
+        # (the damaged file's warning included).
+        spec = os.path.join(self.dir, "spec.yaml")
+        with open(spec, "w") as f:
+            f.write("job: {dp: 4, pp: 2, microbatches: 4, steps: 6, seed: 5}\n"
+                    "stragglers:\n"
+                    "  - {kind: slow_worker, rank: 6, factor: 1.3}\n")
+        out = os.path.join(self.dir, "kin")
+        r = run("simulate", spec, "--out", out, "--format", "kineto", "--gzip",
+                "--no-truth")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        folder = os.path.join(out, "kineto")
+        files = sorted(os.listdir(folder))
+        self.assertEqual(len(files), 8, files)
+        with open(os.path.join(folder, files[5]), "wb") as f:
+            f.write(gzip.compress(b'{"traceEvents": [ {"ph": '))
+        self.expect_identical(["analyze", folder], counts=(3, 4))
+        r = run("analyze", folder, "--json", os.path.join(self.dir, "k.json"),
+                processes=3)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("8 profiler traces over 3 processes, each reading its "
+                      "share", r.stderr)
+        self.assertEqual(r.stderr.count(files[5]), 1, r.stderr)
+
     def test_bad_input_is_one_error(self):
         r = run("analyze", os.path.join(self.dir, "missing.csv"), processes=3)
         self.assertEqual(r.returncode, 2, r.stderr)
