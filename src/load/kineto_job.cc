@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "base/byte_pack.h"
@@ -32,6 +33,25 @@ Result<std::vector<std::string>> ListFiles(
   return files;
 }
 
+// The traces and errors of files [share.first, share.end) that one process
+// packed (below) into `read` and `errors`.
+Status UnpackShare(std::string_view bytes, Share share,
+                   std::vector<std::optional<trace::RankTrace>>* read,
+                   std::vector<Status>* errors) {
+  ByteUnpacker in(bytes);
+  for (size_t k = share.first; k < share.end; ++k) {
+    if (in.Get<uint8_t>() == 1) {
+      ASSIGN_OR_RETURN((*read)[k], trace::UnpackRankTrace(&in));
+    } else {
+      const auto code = static_cast<StatusCode>(in.Get<int32_t>());
+      const std::vector<char> message = in.GetArray<char>();
+      (*errors)[k] = Status(code, std::string(message.begin(), message.end()));
+    }
+  }
+  if (!in.done()) return Internal("ReadKinetoJob: damaged traces");
+  return Status::Ok();
+}
+
 // Every process's traces and errors of its share of the files ([k] set
 // for its k), gathered on every process into `read` and `errors`. A file is
 // packed as a byte (1: read), then its trace, or its error's code and
@@ -52,26 +72,14 @@ Status ShareTraces(Collective* collective,
       out.PutArray<char>((*errors)[k].message());
     }
   }
-  ASSIGN_OR_RETURN(const std::vector<std::string> gathered,
+  ASSIGN_OR_RETURN(std::vector<std::string> gathered,
                    collective->AllGather(out.Take()));
   for (size_t p = 0; p < processes; ++p) {
-    if (p == collective->rank()) continue;  // its own are in place
-    ByteUnpacker in(gathered[p]);
-    const Share theirs = ShareOf(files, p, processes);
-    for (size_t k = theirs.first; k < theirs.end; ++k) {
-      if (in.Get<uint8_t>() == 1) {
-        ASSIGN_OR_RETURN((*read)[k], trace::UnpackRankTrace(&in));
-      } else {
-        const auto code = static_cast<StatusCode>(in.Get<int32_t>());
-        const std::vector<char> message = in.GetArray<char>();
-        (*errors)[k] =
-            Status(code, std::string(message.begin(), message.end()));
-      }
+    if (p != collective->rank()) {  // its own are in place
+      RETURN_IF_ERROR(
+          UnpackShare(gathered[p], ShareOf(files, p, processes), read, errors));
     }
-    if (!in.done()) {
-      return Internal("ReadKinetoJob: damaged traces from process " +
-                      std::to_string(p));
-    }
+    std::string().swap(gathered[p]);  // unpacked: its bytes are not needed
   }
   return Status::Ok();
 }
