@@ -148,10 +148,10 @@ std::optional<trace::ExactTime> PlainDecimalSecondsToExactTime(
     rem_as = k <= 9 ? static_cast<int64_t>(rest * kPow10[9 - k])
                     : static_cast<int64_t>(rest / kPow10[k - 9]);
   }
-  if (rem_as >= kAttosPerNano / 2) {  // half away from zero
-    ++ns;
-    rem_as -= kAttosPerNano;
-  }
+  // Half away from zero, without a branch (taken for half of all values).
+  const bool up = rem_as >= kAttosPerNano / 2;
+  ns += up;
+  rem_as -= up ? kAttosPerNano : 0;
   if (ns > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     return std::nullopt;
   }

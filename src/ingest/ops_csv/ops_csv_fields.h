@@ -86,17 +86,10 @@ struct PlainDecimal {
   int fraction = 0;  // digits after the point
 };
 
-// Whether the 8 bytes of `v` (little-endian) are all ASCII digits.
-inline bool AllEightDigits(uint64_t v) {
-  return ((v & 0xF0F0F0F0F0F0F0F0) |
-          (((v + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4)) ==
-         0x3333333333333333;
-}
-
-// The value of 8 ASCII digits (little-endian load, first digit lowest), by
-// pairing them up with multiplications (SWAR): 3 multiplies instead of 8.
-inline uint64_t EightDigitsValue(uint64_t v) {
-  v -= 0x3030303030303030;
+// The number written by 8 digit values 0-9, one per byte (little-endian:
+// the first digit lowest), by pairing them up with multiplications (SWAR):
+// 3 multiplies instead of 8.
+inline uint64_t DigitValuesNumber(uint64_t v) {
   v = (v * 10) + (v >> 8);  // pairs of digits in the even bytes
   v = (((v & 0x000000FF000000FF) * (100 + (1000000ULL << 32))) +
        (((v >> 16) & 0x000000FF000000FF) * (1 + (10000ULL << 32)))) >>
@@ -104,17 +97,35 @@ inline uint64_t EightDigitsValue(uint64_t v) {
   return v & 0xFFFFFFFF;
 }
 
+inline constexpr uint64_t kPow10Upto8[] = {
+    1, 10, 100, 1'000, 10'000, 100'000, 1'000'000, 10'000'000, 100'000'000};
+
 // Appends the digits at `p` to `*mantissa` (wrapping past 19 digits, which
 // the caller refuses) and returns their end: 8 at a time while 8 bytes
-// before `end` are digits.
+// before `end` are digits, then the last 0 to 7 of them in one step, with
+// no loop and no branch on their count (which is as varied as the numbers:
+// a loop's exit was a mispredicted branch for most of them).
 inline const char* ScanDigits(const char* p, const char* end,
                               uint64_t* mantissa) {
   uint64_t m = *mantissa;
   while (end - p >= 8) {
     uint64_t v;
     std::memcpy(&v, p, 8);
-    if (!AllEightDigits(v)) break;
-    m = m * 100000000 + EightDigitsValue(v);
+    const uint64_t x = v ^ 0x3030303030303030;  // '0'-'9' -> 0-9, others > 9
+    // The high bit of every byte above 9. A carry out of a byte comes only
+    // from one whose own bit is set (0x8A and above), so the lowest set
+    // bit, the first byte that is not a digit, is exact.
+    const uint64_t flags = ((x + 0x7676767676767676) | x) & 0x8080808080808080;
+    if (flags != 0) {
+      const auto count = static_cast<unsigned>(std::countr_zero(flags)) >> 3;
+      // The digits moved to the top bytes; the zero bytes below them are
+      // leading zeros (shifted twice: a shift by 64 is undefined, and none
+      // is left of no digit).
+      const uint64_t digits = (x << (63 - 8 * count)) << 1;
+      *mantissa = m * kPow10Upto8[count] + DigitValuesNumber(digits);
+      return p + count;
+    }
+    m = m * 100000000 + DigitValuesNumber(x);
     p += 8;
   }
   while (static_cast<unsigned>(*p - '0') < 10) {
@@ -162,27 +173,24 @@ inline const char* ScanPlainDecimal(const char* p, const char* end,
 
 // The binary64 nearest to a plain decimal (what std::from_chars gives for
 // its text [begin, end)).
-// - A mantissa of at most 2^53 and at most 22 decimals: both operands of
-//   the division are exact, so its one rounding is the correct one
-//   (Clinger's fast path): the common case, 9-decimal times, costs one
-//   division.
 // - Up to 19 digits and 27 decimals where long double is the x87 format
-//   (17-digit binary32 texts such as "2.6883304119110107"): mantissa and
-//   power of ten are exact in its 64-bit significand, so the quotient is
+//   (every time of the published traces and of strag simulate): mantissa
+//   and power of ten are exact in its 64-bit significand, so the quotient is
 //   correctly rounded to 64 bits; rounding that to 53 bits gives the
 //   correct binary64 unless the 64-bit quotient lies exactly on a binary64
 //   midpoint (its low 11 bits 0x400), the only case where the exact value
-//   may lie on the other side. That case, and anything longer, takes
-//   from_chars.
+//   may lie on the other side. One path whatever the mantissa's size: the
+//   16- and 17-digit texts of the published traces fall on either side of
+//   2^53 from one value to the next, and a branch on it was mispredicted.
+// - Elsewhere (or on such a midpoint), a mantissa of at most 2^53 and at
+//   most 22 decimals: both operands of the binary64 division are exact, so
+//   its one rounding is the correct one (Clinger's fast path).
+// - Anything else takes from_chars.
 inline double PlainDecimalToDouble(const PlainDecimal& d, const char* begin,
                                    const char* end) {
   static constexpr double kPow10[] = {
       1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  if (d.mantissa <= (uint64_t{1} << 53) && d.fraction <= 22) {
-    const double value = static_cast<double>(d.mantissa) / kPow10[d.fraction];
-    return d.negative ? -value : value;
-  }
 #if (defined(__x86_64__) || defined(__i386__)) && __LDBL_MANT_DIG__ == 64
   if (d.fraction <= 27) {
     static constexpr long double kPow10L[] = {
@@ -199,6 +207,10 @@ inline double PlainDecimalToDouble(const PlainDecimal& d, const char* begin,
     }
   }
 #endif
+  if (d.mantissa <= (uint64_t{1} << 53) && d.fraction <= 22) {
+    const double value = static_cast<double>(d.mantissa) / kPow10[d.fraction];
+    return d.negative ? -value : value;
+  }
   double value = 0;
   std::from_chars(begin, end, value);
   return value;
