@@ -500,17 +500,31 @@ void PreprocessSteps(const BigVector<float>& end,
   const auto dp = static_cast<size_t>(p->dp);
   const size_t i_first = range.first * dp, i_last = range.last * dp;
   const graph::DepGraph& g = p->model.graph;
+  // A node's instances of the range lie side by side (Slot(v, i) = v *
+  // instances + i): each pass below runs along them, the latest end of the
+  // dependencies taken one dependency at a time (the same max in the same
+  // order per instance as one instance at a time, so the same values).
+  std::vector<float> ready(i_last - i_first);
   for (NodeId v = 0; v < n; ++v) {
-    for (size_t i = i_first; i < i_last; ++i) {
-      float ready = step_min[i / dp];
-      if (g.num_deps(v) > 0) {
-        ready = -std::numeric_limits<float>::infinity();
-        for (const uint32_t* u = g.dep_begin(v); u != g.dep_end(v); ++u) {
-          ready = std::max(ready, end[p->Slot(*u, i)]);
+    if (g.num_deps(v) == 0) {
+      for (size_t s = range.first; s < range.last; ++s) {
+        std::fill_n(
+            ready.begin() + static_cast<ptrdiff_t>((s - range.first) * dp), dp,
+            step_min[s]);
+      }
+    } else {
+      std::fill(ready.begin(), ready.end(),
+                -std::numeric_limits<float>::infinity());
+      for (const uint32_t* u = g.dep_begin(v); u != g.dep_end(v); ++u) {
+        const float* dep_end = &end[p->Slot(*u, i_first)];
+        for (size_t k = 0; k < ready.size(); ++k) {
+          ready[k] = std::max(ready[k], dep_end[k]);
         }
       }
-      const size_t slot = p->Slot(v, i);
-      p->launch_delay[slot] = Clamp(p->start[slot] - ready);
+    }
+    const size_t first = p->Slot(v, i_first);
+    for (size_t k = 0; k < ready.size(); ++k) {
+      p->launch_delay[first + k] = Clamp(p->start[first + k] - ready[k]);
     }
   }
   std::vector<float> group_start(dp);
@@ -538,12 +552,15 @@ void PreprocessSteps(const BigVector<float>& end,
   }
   // Rebase every step to start at 0 (a no-op for step-relative traces).
   for (NodeId v = 0; v < n; ++v) {
-    for (size_t i = i_first; i < i_last; ++i) {
-      const size_t slot = p->Slot(v, i);
-      const float m = step_min[i / dp];
-      p->start[slot] = p->start[slot] - m;
-      float& hi = p->step_t_base[i / dp];
-      hi = std::max(hi, end[slot] - m);
+    for (size_t s = range.first; s < range.last; ++s) {
+      const float m = step_min[s];
+      float hi = p->step_t_base[s];
+      const size_t first = p->Slot(v, s * dp);
+      for (size_t slot = first; slot < first + dp; ++slot) {
+        p->start[slot] = p->start[slot] - m;
+        hi = std::max(hi, end[slot] - m);
+      }
+      p->step_t_base[s] = hi;
     }
   }
 }
