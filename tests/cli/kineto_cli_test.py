@@ -129,6 +129,36 @@ class KinetoCliTest(unittest.TestCase):
         self.assertAlmostEqual(generic["slowdown"], megatron["slowdown"], delta=0.02)
         self.assertEqual(generic["job"]["steps"], megatron["job"]["steps"])
 
+    def test_several_kernels_per_op_keep_every_step(self):
+        """Real ops launch many kernels each. With 1, 2 and 4 kernels per op
+        (a zero-length optimizer: its kernels start as collectives of other
+        streams start, without being waited on), every step keeps the
+        reference step's structure, no wait edge contradicts a step, and S
+        is the same as with one kernel per op."""
+        spec = ("job: {dp: 4, pp: 2, microbatches: 4, steps: 8, seed: 7}\n"
+                "compute: {forward_ms: 4, backward_ms: 8, "
+                "noise: {dist: lognormal, sigma: 0.02}}\n"
+                "comm: {p2p_ms: 0.2, dp_allgather_ms: 2, "
+                "dp_reducescatter_ms: 3, "
+                "noise: {dist: lognormal, sigma: 0.05}}\n"
+                "stragglers:\n  - {kind: slow_worker, rank: 5, factor: 1.3}\n")
+        slowdowns = []
+        for kernels in ("1", "2", "4"):
+            folder = self.simulate(spec, "--kernels-per-op", kernels)
+            js = os.path.join(self.tmp, f"k{kernels}.json")
+            r = run("analyze", folder, "--json", js)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("step dropped", r.stderr, kernels)
+            self.assertNotIn("contradict", r.stderr, kernels)
+            with open(js) as f:
+                result = json.load(f)
+            self.assertEqual(result["job"]["steps"], 8, kernels)
+            slowdowns.append(result["slowdown"])
+            shutil.rmtree(os.path.dirname(folder))
+        print(f"S with 1, 2, 4 kernels per op: {slowdowns}", file=sys.stderr)
+        for s in slowdowns[1:]:
+            self.assertAlmostEqual(s, slowdowns[0], delta=1e-6)
+
     def twins(self, spec, *flags):
         """Simulates `spec` as ops CSV and Kineto traces; returns the truth
         and both analyses (ops CSV, Kineto)."""

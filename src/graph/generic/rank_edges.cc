@@ -46,9 +46,12 @@ bool Issued(const LocalNode& u, const LocalNode& c) {
 
 // Compute -> comm: per other stream, the latest segment launched before the
 // comm node that had ended when it started (or, on a host thread, that
-// issued it).
-void LaunchEdges(std::span<const LocalNode> nodes,
-                 std::vector<LocalEdge>* out) {
+// issued it). Returns, per node, the latest end of the segments it so
+// depends on (INT64_MIN for none).
+std::vector<int64_t> LaunchEdges(std::span<const LocalNode> nodes,
+                                 std::vector<LocalEdge>* out) {
+  std::vector<int64_t> launch_pred_end(nodes.size(),
+                                       std::numeric_limits<int64_t>::min());
   Streams computes;  // per stream, segments in position order
   for (uint32_t v = 0; v < nodes.size(); ++v) {
     if (IsComputeNode(nodes[v])) computes[nodes[v].stream].push_back(v);
@@ -66,6 +69,7 @@ void LaunchEdges(std::span<const LocalNode> nodes,
         const LocalNode& u = nodes[*it];
         if (u.end_ns <= nodes[c].start_ns) {
           out->push_back({*it, c, EdgeKind::kLaunch});
+          launch_pred_end[c] = std::max(launch_pred_end[c], u.end_ns);
           break;
         }
         if (Issued(u, nodes[c])) {
@@ -75,13 +79,20 @@ void LaunchEdges(std::span<const LocalNode> nodes,
       }
     }
   }
+  return launch_pred_end;
 }
 
 // Comm -> compute and comm -> comm: a node that waited depends on the comm
-// node that ended last within its wait, among those launched before it.
+// node that ended last within its wait, among those launched before it. A
+// start explained by its launch, its stream's previous node or a segment
+// of another stream it is already linked to (`launch_pred_end`) was no
+// wait: a comm that merely ended earlier in the gap (another pipeline
+// receive, say) is no dependency, and taking it made an edge that held in
+// some steps only.
 void WaitEdges(std::span<const LocalNode> nodes,
-               const std::vector<uint32_t>& pred, int64_t tolerance_ns,
-               std::vector<LocalEdge>* out) {
+               const std::vector<uint32_t>& pred,
+               const std::vector<int64_t>& launch_pred_end,
+               int64_t tolerance_ns, std::vector<LocalEdge>* out) {
   std::vector<uint32_t> by_end;  // what a node may have waited for
   for (uint32_t v = 0; v < nodes.size(); ++v) {
     if (!IsComputeNode(nodes[v]) && !nodes[v].async_post) by_end.push_back(v);
@@ -100,6 +111,7 @@ void WaitEdges(std::span<const LocalNode> nodes,
     if (pred[v] != kNone) {
       explained = std::max(explained, nodes[pred[v]].end_ns);
     }
+    explained = std::max(explained, launch_pred_end[v]);
     if (n.start_ns - explained <= tolerance_ns) continue;
     // A host thread resumes when the collective completes, which its
     // worker thread records a little later (gloo: up to ~1 ms).
@@ -123,8 +135,8 @@ std::vector<LocalEdge> BuildRankEdges(std::span<const LocalNode> nodes,
                                       int64_t wait_tolerance_ns) {
   std::vector<LocalEdge> edges;
   const std::vector<uint32_t> pred = StreamEdges(nodes, &edges);
-  LaunchEdges(nodes, &edges);
-  WaitEdges(nodes, pred, wait_tolerance_ns, &edges);
+  const std::vector<int64_t> launch_pred_end = LaunchEdges(nodes, &edges);
+  WaitEdges(nodes, pred, launch_pred_end, wait_tolerance_ns, &edges);
   return edges;
 }
 

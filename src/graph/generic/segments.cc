@@ -76,31 +76,46 @@ trace::OpType CommKind(const trace::CommOp& op) {
   return trace::OpType::kOtherComm;
 }
 
-// The starts of the comm ops that waited after their launch (GPU traces,
-// where the host runs ahead), sorted: a compute segment that ends at one of
-// them is what that op waited for, so the segment is cut there.
-std::vector<std::pair<int64_t, int32_t>> WaitedStarts(
-    const trace::RankTrace& t, std::span<const uint32_t> rows) {
-  std::vector<std::pair<int64_t, int32_t>> out;  // (start, stream)
+// A comm op that waited after its launch (GPU traces, where the host runs
+// ahead).
+struct WaitedStart {
+  int64_t start_ns;
+  int32_t stream;
+  int64_t launch_ns;
+  auto operator<=>(const WaitedStart&) const = default;
+};
+
+// The comm ops that waited after their launch, by start: a compute segment
+// that ends at one of them is what that op waited for, so the segment is
+// cut there.
+std::vector<WaitedStart> WaitedStarts(const trace::RankTrace& t,
+                                      std::span<const uint32_t> rows) {
+  std::vector<WaitedStart> out;
   for (uint32_t row : rows) {
     if (t.comm[row] < 0 || t.launch_ns[row] < 0 || t.cpu_only) continue;
     if (t.start_ns[row] - t.launch_ns[row] > kCutToleranceNs) {
-      out.emplace_back(t.start_ns[row], t.stream[row]);
+      out.push_back({t.start_ns[row], t.stream[row], t.launch_ns[row]});
     }
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-// True when a comm op of another stream than `stream` started within the
+// True when a comm op of another stream than `stream`, launched after the
+// segment's last op (`last_launch`, -1 when unknown), started within the
 // tolerance of `end` (and no later than `next_start`): it waited for the
-// work that ended there.
-bool WaitedFor(const std::vector<std::pair<int64_t, int32_t>>& waited,
-               int64_t end, int64_t next_start, int32_t stream) {
-  auto it = std::lower_bound(waited.begin(), waited.end(),
-                             std::pair{end - kCutToleranceNs, INT32_MIN});
-  for (; it != waited.end() && it->first <= end + kCutToleranceNs; ++it) {
-    if (it->second != stream && it->first <= next_start + kCutToleranceNs) {
+// work that ended there. An op launched before that work cannot have waited
+// for it (a stream waits only on what was issued before the wait), however
+// close its start: a comm op queued behind its own stream's previous one
+// that happens to start as a short kernel ends is no cut.
+bool WaitedFor(const std::vector<WaitedStart>& waited, int64_t end,
+               int64_t next_start, int32_t stream, int64_t last_launch) {
+  auto it = std::lower_bound(
+      waited.begin(), waited.end(),
+      WaitedStart{end - kCutToleranceNs, INT32_MIN, INT64_MIN});
+  for (; it != waited.end() && it->start_ns <= end + kCutToleranceNs; ++it) {
+    if (it->stream != stream && it->launch_ns > last_launch &&
+        it->start_ns <= next_start + kCutToleranceNs) {
       return true;
     }
   }
@@ -112,6 +127,7 @@ std::vector<LocalNode> BuildLocalNodes(const trace::RankTrace& trace,
                                        std::vector<uint32_t>* node_of_row) {
   std::vector<LocalNode> nodes;
   std::map<int32_t, size_t> open;  // stream -> its segment in this interval
+  std::vector<int64_t> last_launch;  // per node: its last op's launch
   int32_t comm_points = 0;
   const auto waited = WaitedStarts(trace, rows);
   if (node_of_row != nullptr) node_of_row->assign(rows.size(), 0);
@@ -122,13 +138,14 @@ std::vector<LocalNode> BuildLocalNodes(const trace::RankTrace& trace,
         (*node_of_row)[i] = static_cast<uint32_t>(nodes.size());
       }
       nodes.push_back(CommNode(trace, row, comm_points++));
+      last_launch.push_back(trace.launch_ns[row]);
       open.clear();
       continue;
     }
     auto found = open.find(trace.stream[row]);
     if (found != open.end() &&
         WaitedFor(waited, nodes[found->second].end_ns, trace.start_ns[row],
-                  trace.stream[row])) {
+                  trace.stream[row], last_launch[found->second])) {
       open.erase(found);  // a comm op waited for the segment as it is
     }
     auto [it, inserted] = open.emplace(trace.stream[row], nodes.size());
@@ -138,8 +155,11 @@ std::vector<LocalNode> BuildLocalNodes(const trace::RankTrace& trace,
       segment.host_thread = trace.cpu_only;
       segment.position = 2 * comm_points;
       nodes.push_back(segment);
+      last_launch.push_back(-1);
     }
     Merge(trace, row, &nodes[it->second]);
+    // Rows come in launch order: the latest launch is the last row's.
+    last_launch[it->second] = trace.launch_ns[row];
     if (node_of_row != nullptr) {
       (*node_of_row)[i] = static_cast<uint32_t>(it->second);
     }

@@ -74,6 +74,24 @@ TEST(SegmentsTest, SegmentsPerStreamAndInterval) {
   EXPECT_EQ(n[4].seq, 0);
 }
 
+// A comm op of another stream that starts as a segment's kernel ends cuts
+// the segment there only if it was launched after that kernel: one launched
+// earlier cannot have waited for it (it was queued behind something else),
+// however close the times.
+TEST(SegmentsTest, CutOnlyByACommLaunchedAfterTheKernel) {
+  for (const double comm_launch : {3.0, 0.5}) {
+    TraceBuilder b(0);
+    b.Kernel(7, 10, 10, 1)  // ends at 20
+        .Kernel(7, 20, 10, 2)
+        .Comm(20, OpType::kAllGather, 20, 5, comm_launch);
+    const trace::RankTrace t = b.Take();
+    const std::vector<LocalNode> n = BuildLocalNodes(t, AllRows(t));
+    size_t segments = 0;
+    for (const LocalNode& node : n) segments += node.type == OpType::kCompute;
+    EXPECT_EQ(segments, comm_launch > 2 ? 2u : 1u) << comm_launch;
+  }
+}
+
 TEST(SegmentsTest, NonGenericCommKindIsOtherComm) {
   trace::CommOp op;
   op.kind = OpType::kForwardSend;
@@ -107,6 +125,26 @@ TEST(RankEdgesTest, LaunchAndWaitRules) {
       {2, 3, EdgeKind::kWait},    // 45 > 10 + 2 us; AR ended at 40
       {2, 4, EdgeKind::kWait},    // 44 > 30 + 2 us; AR ended at 40
   };
+  EXPECT_EQ(got, want);
+}
+
+// A comm whose start its launch edge explains (the segment of another
+// stream that ended as it started) did not wait for the comm that merely
+// ended earlier in the gap (another pipeline receive): no wait edge.
+TEST(RankEdgesTest, NoWaitEdgeWhereALaunchEdgeExplainsTheStart) {
+  TraceBuilder b(0);
+  b.Kernel(7, 0, 50, 0.1)                  // 0: segment [0, 50]
+      .Comm(26, OpType::kRecv, 10, 2, 1)   // 1: a receive [10, 12]
+      .Comm(23, OpType::kRecv, 50, 3, 2);  // 2: starts as 0 ends
+  const trace::RankTrace t = b.Take();
+  const std::vector<LocalNode> n = BuildLocalNodes(t, AllRows(t));
+  ASSERT_EQ(n.size(), 3u);
+  std::vector<std::tuple<uint32_t, uint32_t, EdgeKind>> got;
+  for (const LocalEdge& e : BuildRankEdges(n, 2000)) {
+    got.push_back({e.from, e.to, e.kind});
+  }
+  const std::vector<std::tuple<uint32_t, uint32_t, EdgeKind>> want = {
+      {0, 2, EdgeKind::kLaunch}};
   EXPECT_EQ(got, want);
 }
 
