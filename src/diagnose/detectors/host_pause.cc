@@ -16,7 +16,7 @@ namespace strag::diagnose {
 Finding DetectHostPause(const whatif::PreparedTrace& t,
                         const whatif::WhatIfResult& r) {
   Finding f{Cause::kHostPause, 0, {}, ""};
-  const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
+  const size_t dp = static_cast<size_t>(t.dp);
   // A pause: a launch delay of at least 5 ms before an op; they matter from
   // 5% of the step time on the rank with the most.
   constexpr float kPauseS = 0.005f;
@@ -39,23 +39,27 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
   std::vector<float> loading = ranks ? t.data_loading_s : std::vector<float>{};
   for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
     const auto stage = static_cast<size_t>(t.model.keys[v].stage);
-    for (size_t i = 0; i < inst; ++i) {
-      float ld = t.launch_delay[t.Slot(v, i)];
-      const size_t slot = stage * steps + i / dp;
-      if (slot < loading.size()) {
-        const float used = std::min(ld, loading[slot]);
-        loading[slot] -= used;
-        ld -= used;
-        named_loading += used;
+    const float* delays = &t.launch_delay[t.Slot(v, 0)];
+    // Instance i = step * dp + d, in order (no division per instance).
+    for (size_t step = 0, i = 0; step < steps; ++step) {
+      for (size_t d = 0; d < dp; ++d, ++i) {
+        float ld = delays[i];
+        const size_t slot = stage * steps + step;
+        if (slot < loading.size()) {
+          const float used = std::min(ld, loading[slot]);
+          loading[slot] -= used;
+          ld -= used;
+          named_loading += used;
+        }
+        if (ld < kPauseS) continue;
+        ++pauses;
+        total += ld;
+        longest = std::max(longest, static_cast<double>(ld));
+        const size_t w = d * pp + stage;
+        per_worker[w] += ld;
+        per_cell[w * steps + step] += ld;
+        ++per_step[step];
       }
-      if (ld < kPauseS) continue;
-      ++pauses;
-      total += ld;
-      longest = std::max(longest, static_cast<double>(ld));
-      const size_t w = (i % dp) * pp + stage;
-      per_worker[w] += ld;
-      per_cell[w * steps + i / dp] += ld;
-      ++per_step[i / dp];
     }
   }
   // The workers with pauses in rank order (every pause is at least 5 ms,

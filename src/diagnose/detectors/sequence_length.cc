@@ -3,6 +3,7 @@
 // correlation, or a moving compute straggler).
 #include <algorithm>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "base/median.h"
@@ -137,22 +138,33 @@ Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
   const size_t inst = t.num_instances();
   double best_r = 0;
   int32_t best_stage = 0;
+  std::vector<double> fx, by;
   for (int32_t s = 0; s < t.pp; ++s) {
+    // The (forward, backward) nodes of microbatch k of the stage: the same
+    // in every instance, looked up once.
+    std::vector<std::pair<graph::NodeId, graph::NodeId>> pairs;
+    for (int32_t k = 0;; ++k) {
+      const int64_t fv = t.model.index.Find({OpType::kForwardCompute, k, s});
+      const int64_t bv = t.model.index.Find({OpType::kBackwardCompute, k, s});
+      if (fv < 0 || bv < 0) break;
+      pairs.emplace_back(static_cast<graph::NodeId>(fv),
+                         static_cast<graph::NodeId>(bv));
+    }
+    if (pairs.empty()) continue;
     // (forward, backward) of microbatch k, centred per instance so that a
     // steadily slow worker does not correlate them.
     std::vector<double> x, y;
+    x.reserve(inst * pairs.size());
+    y.reserve(inst * pairs.size());
+    fx.resize(pairs.size());
+    by.resize(pairs.size());
     for (size_t i = 0; i < inst; ++i) {
-      std::vector<double> fx, by;
-      for (int32_t k = 0;; ++k) {
-        const int64_t fv = t.model.index.Find({OpType::kForwardCompute, k, s});
-        const int64_t bv = t.model.index.Find({OpType::kBackwardCompute, k, s});
-        if (fv < 0 || bv < 0) break;
-        fx.push_back(t.cost[t.Slot(static_cast<graph::NodeId>(fv), i)]);
-        by.push_back(t.cost[t.Slot(static_cast<graph::NodeId>(bv), i)]);
+      for (size_t k = 0; k < pairs.size(); ++k) {
+        fx[k] = t.cost[t.Slot(pairs[k].first, i)];
+        by[k] = t.cost[t.Slot(pairs[k].second, i)];
       }
       double mf = 0, mb = 0;
       for (size_t k = 0; k < fx.size(); ++k) mf += fx[k], mb += by[k];
-      if (fx.empty()) continue;
       mf /= static_cast<double>(fx.size()),
           mb /= static_cast<double>(fx.size());
       for (size_t k = 0; k < fx.size(); ++k)
