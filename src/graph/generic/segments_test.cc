@@ -22,6 +22,17 @@ std::vector<uint32_t> AllRows(const trace::RankTrace& t) {
   return rows;
 }
 
+using Edges = std::vector<std::tuple<uint32_t, uint32_t, EdgeKind>>;
+
+// The rank's edges at a 2 us wait tolerance, as (from, to, kind).
+Edges EdgesOf(const std::vector<LocalNode>& nodes) {
+  Edges got;
+  for (const LocalEdge& e : BuildRankEdges(nodes, 2000)) {
+    got.push_back({e.from, e.to, e.kind});
+  }
+  return got;
+}
+
 TEST(StepSplitTest, AssignsByLaunchElseStart) {
   TraceBuilder b(0);
   b.Step(1, 0, 100).Step(2, 100, 200).Step(1, 300, 400);  // id 1 repeats
@@ -115,17 +126,13 @@ TEST(RankEdgesTest, LaunchAndWaitRules) {
   const trace::RankTrace t = b.Take();
   const std::vector<LocalNode> n = BuildLocalNodes(t, AllRows(t));
   ASSERT_EQ(n.size(), 5u);
-  std::vector<std::tuple<uint32_t, uint32_t, EdgeKind>> got;
-  for (const LocalEdge& e : BuildRankEdges(n, 2000)) {
-    got.push_back({e.from, e.to, e.kind});
-  }
-  const std::vector<std::tuple<uint32_t, uint32_t, EdgeKind>> want = {
+  const Edges want = {
       {0, 3, EdgeKind::kStream}, {1, 4, EdgeKind::kStream},
       {0, 2, EdgeKind::kLaunch},  // s9's segment had not ended at 20
       {2, 3, EdgeKind::kWait},    // 45 > 10 + 2 us; AR ended at 40
       {2, 4, EdgeKind::kWait},    // 44 > 30 + 2 us; AR ended at 40
   };
-  EXPECT_EQ(got, want);
+  EXPECT_EQ(EdgesOf(n), want);
 }
 
 // A comm whose start its launch edge explains (the segment of another
@@ -139,13 +146,7 @@ TEST(RankEdgesTest, NoWaitEdgeWhereALaunchEdgeExplainsTheStart) {
   const trace::RankTrace t = b.Take();
   const std::vector<LocalNode> n = BuildLocalNodes(t, AllRows(t));
   ASSERT_EQ(n.size(), 3u);
-  std::vector<std::tuple<uint32_t, uint32_t, EdgeKind>> got;
-  for (const LocalEdge& e : BuildRankEdges(n, 2000)) {
-    got.push_back({e.from, e.to, e.kind});
-  }
-  const std::vector<std::tuple<uint32_t, uint32_t, EdgeKind>> want = {
-      {0, 2, EdgeKind::kLaunch}};
-  EXPECT_EQ(got, want);
+  EXPECT_EQ(EdgesOf(n), (Edges{{0, 2, EdgeKind::kLaunch}}));
 }
 
 }  // namespace
