@@ -17,6 +17,7 @@
 #include "ingest/kineto/kineto_file.h"
 #include "load/distributed_ops_csv.h"
 #include "load/job_files.h"
+#include "load/kineto_job.h"
 #include "load/ops_csv_size.h"
 #include "load/streamed_ops_csv.h"
 #include "report/report.h"
@@ -297,13 +298,12 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
     }
   }
   ASSIGN_OR_RETURN(report::ReportInput in, load::ReadJob(std::move(read)));
-  if (Collective* c = ProcessCollective();
-      kineto && c != nullptr && c->size() > 1 && input_files > 1 &&
+  if (kineto && load::ReadsKinetoByShares(input_files, ProcessCollective()) &&
       !flags.Has("quiet") && IsLeadProcess()) {
     std::fprintf(stderr,
                  "strag: %zu profiler traces over %zu processes, each "
                  "reading its share\n",
-                 input_files, c->size());
+                 input_files, ProcessCollective()->size());
   }
   if (kineto && IsLeadProcess()) {
     for (const std::string& w : in.notes->warnings) {

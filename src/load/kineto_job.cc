@@ -92,6 +92,10 @@ bool IsKinetoInput(const std::string& path) {
   return path.ends_with(".json") || path.ends_with(".json.gz");
 }
 
+bool ReadsKinetoByShares(size_t files, const Collective* collective) {
+  return collective != nullptr && collective->size() > 1 && files > 1;
+}
+
 Result<report::ReportInput> ReadKinetoJob(const std::vector<std::string>& paths,
                                           size_t threads,
                                           report::ProfilerInputOptions options,
@@ -109,8 +113,7 @@ Result<report::ReportInput> ReadKinetoJob(const std::vector<std::string>& paths,
   reading.parse.limits = limits;
   // Under mpirun each process reads its share of the files, then every
   // process gets every file's trace or error, as if it had read them all.
-  const bool shared =
-      collective != nullptr && collective->size() > 1 && files.size() > 1;
+  const bool shared = ReadsKinetoByShares(files.size(), collective);
   const Share mine =
       shared ? ShareOf(files.size(), collective->rank(), collective->size())
              : Share{0, files.size()};

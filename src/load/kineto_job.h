@@ -28,6 +28,10 @@ bool IsKinetoInput(const std::string& path);
 // `collective` of several processes (mpirun), each reads its share of the
 // files (ShareOf, in file order) and they exchange what they read: every
 // process returns what one process reading them all would.
+// Whether ReadKinetoJob reads `files` trace files by shares under
+// `collective` (several processes and several files).
+bool ReadsKinetoByShares(size_t files, const Collective* collective);
+
 Result<report::ReportInput> ReadKinetoJob(
     const std::vector<std::string>& paths, size_t threads,
     report::ProfilerInputOptions options,
