@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The detectors of Diagnose(), one per cause. Each reads the what-if result
-// (and, where it needs per-op evidence, the prepared trace) and returns a
-// finding whose confidence is 0 when the cause does not apply.
+// (and, where it needs per-op evidence, the trace's evidence, kept per step:
+// trace_evidence.h) and returns a finding whose confidence is 0 when the
+// cause does not apply.
 
 #ifndef STRAG_SRC_DIAGNOSE_DETECTORS_H_
 #define STRAG_SRC_DIAGNOSE_DETECTORS_H_
 
 #include "diagnose/diagnosis.h"
+#include "diagnose/trace_evidence.h"
 
 namespace strag::diagnose {
 
@@ -30,18 +32,17 @@ double MarginOverNoise(const whatif::WhatIfResult& r,
 // the slowest in most steps.
 Finding DetectFaultyWorker(const whatif::WhatIfResult& r);
 // A stage whose every DP replica is heavier (M_S, median worker per stage).
-Finding DetectStageImbalance(const whatif::PreparedTrace& t,
+Finding DetectStageImbalance(const TraceEvidence& t,
                              const whatif::WhatIfResult& r);
 // Forward and backward times of a microbatch correlate (r >= 0.9 within a
 // worker's step) and the slowest DP replica changes from step to step.
-Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
+Finding DetectSequenceLengthImbalance(const TraceEvidence& t,
                                       const whatif::WhatIfResult& r);
 // Launch delays (untraced host time: GC, Python) spike on a few workers.
-Finding DetectHostPause(const whatif::PreparedTrace& t,
-                        const whatif::WhatIfResult& r);
+Finding DetectHostPause(const TraceEvidence& t, const whatif::WhatIfResult& r);
 // One or a few ranks start most steps late on the host (a gap before the
 // step's first op: data loading, an input pipeline, a sleep), persistently.
-Finding DetectDataLoading(const whatif::PreparedTrace& t,
+Finding DetectDataLoading(const TraceEvidence& t,
                           const whatif::WhatIfResult& r);
 // Communication op types dominate the slowdown while compute is balanced.
 Finding DetectCommunication(const whatif::WhatIfResult& r);

@@ -75,7 +75,7 @@ void Split(const whatif::WhatIfResult& r, Diagnosis* d) {
 // "TP group 1840-1847, PP stage 3, DP replica 38, node 230"; for profiler
 // traces "rank 12 (PP stage 3, DP replica 0), node 1", or "rank 12, node 1"
 // when each rank is its own replica.
-std::string Scope(const whatif::PreparedTrace& t, const Straggler& s,
+std::string Scope(const TraceEvidence& t, const Straggler& s,
                   const DiagnoseOptions& options) {
   const int32_t tp_size = options.tp;
   const std::string node =
@@ -139,14 +139,19 @@ std::string_view CauseName(Cause cause) {
 Diagnosis Diagnose(const whatif::PreparedTrace& t,
                    const whatif::WhatIfResult& r,
                    const DiagnoseOptions& options) {
+  return Diagnose(EvidenceOf(t), r, options);
+}
+
+Diagnosis Diagnose(const TraceEvidence& t, const whatif::WhatIfResult& r,
+                   const DiagnoseOptions& options) {
   Diagnosis d;
   const Finding healthy = DetectHealthy(r);
   // On equal confidence the earlier wins: stages and microbatches before
   // host delays, and persistent late starts are data loading before they
   // are host pauses.
   // The detectors that scan the trace run side by side (each is pure).
-  using Detector = Finding (*)(const whatif::PreparedTrace&,
-                               const whatif::WhatIfResult&);
+  using Detector =
+      Finding (*)(const TraceEvidence&, const whatif::WhatIfResult&);
   static constexpr Detector kTraceDetectors[] = {
       DetectStageImbalance, DetectSequenceLengthImbalance, DetectDataLoading,
       DetectHostPause};

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "diagnose/trace_evidence.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
@@ -87,6 +88,12 @@ struct DiagnoseOptions {
   size_t threads = 1;  // detectors run at once (0: one per core)
 };
 
+// From the evidence of every step (trace_evidence.h: a whole trace, or a
+// job built window by window), the same for both.
+Diagnosis Diagnose(const TraceEvidence& evidence,
+                   const whatif::WhatIfResult& result,
+                   const DiagnoseOptions& options);
+// The whole trace's: Diagnose(EvidenceOf(trace), ...).
 Diagnosis Diagnose(const whatif::PreparedTrace& trace,
                    const whatif::WhatIfResult& result,
                    const DiagnoseOptions& options);

@@ -23,33 +23,24 @@ std::string Format(const char* fmt, double a, double b, double c, double d) {
   return buf;
 }
 
-// Compute time of every worker (t.workers order) in every step, s. A
-// worker is (model stage w.pp, model DP rank w.dp) in both layouts.
+// [worker][step] from the evidence's [step * workers + worker].
+std::vector<std::vector<double>> WorkerComputePerStep(const TraceEvidence& e) {
+  const size_t steps = e.steps.size(), workers = e.workers.size();
+  std::vector<std::vector<double>> out(workers, std::vector<double>(steps));
+  for (size_t s = 0; s < steps; ++s) {
+    for (size_t k = 0; k < workers; ++k) out[k][s] = e.compute[s * workers + k];
+  }
+  return out;
+}
+
 std::vector<std::vector<double>> WorkerComputePerStep(
     const whatif::PreparedTrace& t) {
-  const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
-  const size_t pp = static_cast<size_t>(t.pp);
-  // k of the worker at (dp rank, stage), [dp rank * pp + stage]: a dense
-  // table, not a map lookup per slot.
-  constexpr size_t kNone = std::numeric_limits<size_t>::max();
-  std::vector<size_t> index(dp * pp, kNone);
-  for (size_t k = 0; k < t.workers.size(); ++k) {
-    const auto d = static_cast<size_t>(t.workers[k].dp);
-    const auto s = static_cast<size_t>(t.workers[k].pp);
-    if (d < dp && s < pp) index[d * pp + s] = k;
-  }
-  std::vector<std::vector<double>> out(t.workers.size(),
-                                       std::vector<double>(t.steps.size()));
-  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
-    const graph::OpKey& k = t.model.keys[v];
-    // Forward and backward of an ops CSV; compute segments of a profiler
-    // trace.
-    if (!trace::IsCompute(k.type) && k.type != OpType::kCompute) continue;
-    if (k.stage < 0 || static_cast<size_t>(k.stage) >= pp) continue;
-    for (size_t i = 0; i < inst; ++i) {
-      const size_t w = index[(i % dp) * pp + static_cast<size_t>(k.stage)];
-      if (w != kNone) out[w][i / dp] += t.cost[t.Slot(v, i)];
-    }
+  const size_t steps = t.steps.size(), workers = t.workers.size();
+  std::vector<double> flat(steps * workers, 0.0);
+  AddWorkerCompute(t, flat.data());
+  std::vector<std::vector<double>> out(workers, std::vector<double>(steps));
+  for (size_t s = 0; s < steps; ++s) {
+    for (size_t k = 0; k < workers; ++k) out[k][s] = flat[s * workers + k];
   }
   return out;
 }
@@ -60,12 +51,12 @@ double MeanOf(const std::vector<double>& v) {
   return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
-// The topology's PP stage of every worker (t.workers order).
-std::vector<int32_t> StageOfWorkers(const whatif::PreparedTrace& t) {
+// The topology's PP stage of every worker (e.workers order).
+std::vector<int32_t> StageOfWorkers(const TraceEvidence& e) {
   std::vector<int32_t> stage;
-  for (size_t k = 0; k < t.workers.size(); ++k) {
-    stage.push_back(k < t.topology.places.size() ? t.topology.places[k].pp
-                                                 : t.workers[k].pp);
+  for (size_t k = 0; k < e.workers.size(); ++k) {
+    stage.push_back(k < e.topology.places.size() ? e.topology.places[k].pp
+                                                 : e.workers[k].pp);
   }
   return stage;
 }
@@ -97,73 +88,48 @@ double Pearson(const std::vector<double>& x, const std::vector<double>& y) {
   return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0;
 }
 
+double PearsonOfSums(const PairSums& s) {
+  if (s.n < 3) return 0;
+  const double sxy = s.xy - s.x * s.y / s.n;
+  const double sxx = s.xx - s.x * s.x / s.n;
+  const double syy = s.yy - s.y * s.y / s.n;
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0;
+}
+
 bool IsCommGroup(const std::string& g) {
   return g != "forward-compute" && g != "backward-compute" &&
          g != "optimizer" && g != "gc" && g != "compute";
 }
 
-// The host gap at the start of each worker's step, s, [rank] -> per step:
-// the larger of the smallest launch delay of its root ops (those without a
-// dependency: a gap before the step's first op) and the launch delay of its
-// first compute (a gap after the step's opening collective, before the
-// first forward: the batch was not ready).
-std::map<int32_t, std::vector<double>> StepStartGaps(
-    const whatif::PreparedTrace& t) {
-  const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
-  const size_t pp = static_cast<size_t>(t.pp), steps = t.steps.size();
-  constexpr double kUnset = std::numeric_limits<double>::max();
-  // Per worker position (dp rank * pp + stage, as worker_rank) and step:
-  // dense arrays, not a map lookup per slot (~90 ms on 7.5M slots).
-  const size_t cells = t.worker_rank.size() * steps;
-  std::vector<double> root(cells, kUnset), first_start(cells, kUnset),
-      first_delay(cells, 0.0);
-  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
-    const graph::OpKey& k = t.model.keys[v];
-    const bool roots = t.model.graph.num_deps(v) == 0;
-    const bool compute = trace::IsCompute(k.type) || k.type == OpType::kCompute;
-    if (!roots && !compute) continue;
-    for (size_t i = 0; i < inst; ++i) {
-      const size_t cell =
-          ((i % dp) * pp + static_cast<size_t>(k.stage)) * steps + i / dp;
-      const double delay = t.launch_delay[t.Slot(v, i)];
-      if (roots) root[cell] = std::min(root[cell], delay);
-      const double start = t.start[t.Slot(v, i)];
-      if (compute && start < first_start[cell]) {
-        first_start[cell] = start;
-        first_delay[cell] = delay;
-      }
-    }
-  }
+// The host gap at the start of each worker's step, s, [rank] -> per step
+// (TraceEvidence::start_gap).
+std::map<int32_t, std::vector<double>> StepStartGaps(const TraceEvidence& e) {
+  const size_t steps = e.steps.size(), cells = e.cells();
   std::map<int32_t, std::vector<double>> gaps;
-  for (size_t w = 0; w < t.worker_rank.size(); ++w) {
-    std::vector<double>& g = gaps[t.worker_rank[w]];
+  for (size_t w = 0; w < cells; ++w) {
+    std::vector<double>& g = gaps[e.worker_rank[w]];
     g.resize(steps);
-    for (size_t s = 0; s < steps; ++s) {
-      const size_t cell = w * steps + s;
-      g[s] =
-          std::max(root[cell] == kUnset ? 0.0 : root[cell], first_delay[cell]);
-    }
+    for (size_t s = 0; s < steps; ++s) g[s] = e.start_gap[s * cells + w];
   }
   return gaps;
 }
 
-// The launch delays of at least 5 ms, summed over the trace, s.
-double HostDelay(const whatif::PreparedTrace& t) {
+// The launch delays of at least 5 ms, summed over the trace (step by
+// step, in step order), s.
+double HostDelay(const TraceEvidence& e) {
   double total = 0;
-  for (float ld : t.launch_delay) {
-    if (ld >= 0.005f) total += ld;
-  }
+  for (double x : e.host_delay) total += x;
   return total;
 }
 
 // Host time the trace names ([worker * steps + step], s) as [rank] -> per
 // step.
 std::map<int32_t, std::vector<double>> NamedHostTime(
-    const whatif::PreparedTrace& t, const std::vector<float>& per_slot) {
+    const TraceEvidence& e, const std::vector<float>& per_slot) {
   std::map<int32_t, std::vector<double>> out;
-  const size_t steps = t.steps.size();
-  for (size_t k = 0; k < t.workers.size(); ++k) {
-    std::vector<double>& v = out[t.workers[k].rank];
+  const size_t steps = e.steps.size();
+  for (size_t k = 0; k < e.workers.size(); ++k) {
+    std::vector<double>& v = out[e.workers[k].rank];
     for (size_t s = 0; s < steps; ++s) {
       v.push_back(k * steps + s < per_slot.size() ? per_slot[k * steps + s]
                                                   : 0);

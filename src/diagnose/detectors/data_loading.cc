@@ -12,7 +12,7 @@
 
 namespace strag::diagnose {
 
-Finding DetectDataLoading(const whatif::PreparedTrace& t,
+Finding DetectDataLoading(const TraceEvidence& t,
                           const whatif::WhatIfResult& r) {
   Finding f{Cause::kDataLoading, 0, {}, ""};
   // The trace's own DataLoader time where it names it, else the host gap at

@@ -13,55 +13,36 @@
 
 namespace strag::diagnose {
 
-Finding DetectHostPause(const whatif::PreparedTrace& t,
-                        const whatif::WhatIfResult& r) {
+Finding DetectHostPause(const TraceEvidence& t, const whatif::WhatIfResult& r) {
   Finding f{Cause::kHostPause, 0, {}, ""};
-  const size_t dp = static_cast<size_t>(t.dp);
-  // A pause: a launch delay of at least 5 ms before an op; they matter from
-  // 5% of the step time on the rank with the most.
-  constexpr float kPauseS = 0.005f;
+  // A pause: a launch delay of at least 5 ms before an op (less the host
+  // time the trace names as data loading, which is data loading's); they
+  // matter from 5% of the step time on the rank with the most.
   constexpr double kPauseShare = 0.05;
   constexpr double kJobShare = 0.15;
+  const size_t steps = t.steps.size(), num_w = t.cells();
+  // Pooled over steps in step order from the evidence's per-step sums.
   size_t pauses = 0;
   double total = 0, longest = 0;
   double named_loading = 0;  // launch delay that named data loading explains
-  // Dense by worker (w = dp rank * pp + stage, as worker_rank) and step,
-  // each sum taken in the (op, instance) order of the scan: a million-op
-  // job has hundreds of thousands of pauses, too many for map inserts.
-  const size_t pp = static_cast<size_t>(t.pp), steps = t.steps.size();
-  const size_t num_w = t.worker_rank.size();
-  std::vector<double> per_worker(num_w, 0.0);      // total pause, s
-  std::vector<double> per_cell(num_w * steps, 0.0);  // [w * steps + step]
-  std::vector<size_t> per_step(steps, 0);            // pauses in the step
-  // Host time the trace names as data loading is data loading's, not a
-  // pause: it is taken off the launch delays of its rank and step.
-  const bool ranks = t.layout == whatif::Layout::kRanks;
-  std::vector<float> loading = ranks ? t.data_loading_s : std::vector<float>{};
-  for (graph::NodeId v = 0; v < t.num_nodes(); ++v) {
-    const auto stage = static_cast<size_t>(t.model.keys[v].stage);
-    const float* delays = &t.launch_delay[t.Slot(v, 0)];
-    // Instance i = step * dp + d, in order (no division per instance).
-    for (size_t step = 0, i = 0; step < steps; ++step) {
-      for (size_t d = 0; d < dp; ++d, ++i) {
-        float ld = delays[i];
-        const size_t slot = stage * steps + step;
-        if (slot < loading.size()) {
-          const float used = std::min(ld, loading[slot]);
-          loading[slot] -= used;
-          ld -= used;
-          named_loading += used;
-        }
-        if (ld < kPauseS) continue;
-        ++pauses;
-        total += ld;
-        longest = std::max(longest, static_cast<double>(ld));
-        const size_t w = d * pp + stage;
-        per_worker[w] += ld;
-        per_cell[w * steps + step] += ld;
-        ++per_step[step];
-      }
+  for (size_t step = 0; step < steps; ++step) {
+    pauses += t.pauses[step];
+    total += t.pause_total[step];
+    longest = std::max(longest, static_cast<double>(t.longest_pause[step]));
+    named_loading += t.named_loading[step];
+  }
+  // Total pause of each worker (w = dp rank * pp + stage, as worker_rank),
+  // and its pause in each step ([w * steps + step]).
+  std::vector<double> per_worker(num_w, 0.0);
+  std::vector<double> per_cell(num_w * steps, 0.0);
+  for (size_t step = 0; step < steps; ++step) {
+    for (size_t w = 0; w < num_w; ++w) {
+      const double x = t.pause[step * num_w + w];
+      per_worker[w] += x;
+      per_cell[w * steps + step] = x;
     }
   }
+  const bool ranks = t.layout == whatif::Layout::kRanks;
   // The workers with pauses in rank order (every pause is at least 5 ms,
   // so a worker or step with a positive sum had one).
   std::vector<std::pair<int32_t, size_t>> paused;  // (rank, w)
@@ -151,7 +132,7 @@ Finding DetectHostPause(const whatif::PreparedTrace& t,
     if (gc_share >= kPauseShare && launch >= kJobShare) f.confidence = 1.0;
   }
   double lined_up = 0, steps_paused = 0;
-  for (const size_t n : per_step) {
+  for (const uint64_t n : t.pauses) {
     lined_up = std::max(lined_up, static_cast<double>(n));
     steps_paused += n > 0;
   }

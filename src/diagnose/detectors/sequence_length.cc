@@ -18,7 +18,7 @@ namespace {
 // Without forward/backward op types (profiler traces): compute that varies
 // from step to step far beyond noise, with the slowest rank of a stage
 // moving between steps, is input-dependent work (sequence lengths).
-Finding DetectMovingCompute(const whatif::PreparedTrace& t,
+Finding DetectMovingCompute(const TraceEvidence& t,
                             const whatif::WhatIfResult& r) {
   Finding f{Cause::kSequenceLengthImbalance, 0, {}, ""};
   const auto work = WorkerComputePerStep(t);
@@ -70,7 +70,7 @@ Finding DetectMovingCompute(const whatif::PreparedTrace& t,
 // stage hold different amounts of input. The straggler named is the worker
 // that holds the most input of its stage in the most steps (then the most
 // input in all); its share of steps is the finding's persistence.
-Finding DetectFromInputSize(const whatif::PreparedTrace& t,
+Finding DetectFromInputSize(const TraceEvidence& t,
                             const whatif::WhatIfResult& r) {
   Finding f{Cause::kSequenceLengthImbalance, 0, {}, ""};
   const auto work = WorkerComputePerStep(t);
@@ -127,7 +127,7 @@ Finding DetectFromInputSize(const whatif::PreparedTrace& t,
 
 }  // namespace
 
-Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
+Finding DetectSequenceLengthImbalance(const TraceEvidence& t,
                                       const whatif::WhatIfResult& r) {
   if (t.layout == whatif::Layout::kRanks) {
     const bool sized = t.steps.size() >= 2 && t.workers.size() >= 2 &&
@@ -135,43 +135,22 @@ Finding DetectSequenceLengthImbalance(const whatif::PreparedTrace& t,
     return sized ? DetectFromInputSize(t, r) : DetectMovingCompute(t, r);
   }
   Finding f{Cause::kSequenceLengthImbalance, 0, {}, ""};
-  const size_t inst = t.num_instances();
+  // Per stage, the (forward, backward) times of each microbatch, centred
+  // per instance, correlated over the instances (sums pooled over steps in
+  // step order).
   double best_r = 0;
   int32_t best_stage = 0;
-  std::vector<double> fx, by;
-  for (int32_t s = 0; s < t.pp; ++s) {
-    // The (forward, backward) nodes of microbatch k of the stage: the same
-    // in every instance, looked up once.
-    std::vector<std::pair<graph::NodeId, graph::NodeId>> pairs;
-    for (int32_t k = 0;; ++k) {
-      const int64_t fv = t.model.index.Find({OpType::kForwardCompute, k, s});
-      const int64_t bv = t.model.index.Find({OpType::kBackwardCompute, k, s});
-      if (fv < 0 || bv < 0) break;
-      pairs.emplace_back(static_cast<graph::NodeId>(fv),
-                         static_cast<graph::NodeId>(bv));
+  const auto pp = static_cast<size_t>(t.pp);
+  for (size_t s = 0; s < pp; ++s) {
+    if (!t.stage_has_pairs[s]) continue;
+    PairSums sum;
+    for (size_t step = 0; step < t.steps.size(); ++step) {
+      const PairSums& p = t.pairs[step * pp + s];
+      sum.n += p.n, sum.x += p.x, sum.y += p.y;
+      sum.xy += p.xy, sum.xx += p.xx, sum.yy += p.yy;
     }
-    if (pairs.empty()) continue;
-    // (forward, backward) of microbatch k, centred per instance so that a
-    // steadily slow worker does not correlate them.
-    std::vector<double> x, y;
-    x.reserve(inst * pairs.size());
-    y.reserve(inst * pairs.size());
-    fx.resize(pairs.size());
-    by.resize(pairs.size());
-    for (size_t i = 0; i < inst; ++i) {
-      for (size_t k = 0; k < pairs.size(); ++k) {
-        fx[k] = t.cost[t.Slot(pairs[k].first, i)];
-        by[k] = t.cost[t.Slot(pairs[k].second, i)];
-      }
-      double mf = 0, mb = 0;
-      for (size_t k = 0; k < fx.size(); ++k) mf += fx[k], mb += by[k];
-      mf /= static_cast<double>(fx.size()),
-          mb /= static_cast<double>(fx.size());
-      for (size_t k = 0; k < fx.size(); ++k)
-        x.push_back(fx[k] - mf), y.push_back(by[k] - mb);
-    }
-    const double rs = Pearson(x, y);
-    if (rs > best_r) best_r = rs, best_stage = s;
+    const double rs = PearsonOfSums(sum);
+    if (rs > best_r) best_r = rs, best_stage = static_cast<int32_t>(s);
   }
   // Does the slowest DP replica change from step to step?
   const std::vector<size_t> worst = WorstDpPerStep(r);

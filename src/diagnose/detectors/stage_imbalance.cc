@@ -9,7 +9,7 @@
 
 namespace strag::diagnose {
 
-Finding DetectStageImbalance(const whatif::PreparedTrace& t,
+Finding DetectStageImbalance(const TraceEvidence& t,
                              const whatif::WhatIfResult& r) {
   Finding f{Cause::kStageImbalance, 0, {}, ""};
   const int32_t pp = t.topology.pp;
