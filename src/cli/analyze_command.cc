@@ -35,18 +35,21 @@ const char kAnalyzeUsageHead[] =
     "                        trace-X.csv[.gz], or meta.yaml in its folder)\n"
     "  --dp/--pp/--tp/--cp/--vpp N   job layout (override the metadata; for\n"
     "                        Kineto traces, else inferred from their p2p)\n"
-    "  --rank-map F=R,...    Kineto: the rank of each file (by file name) when\n"
+    "  --rank-map F=R,...    Kineto: the rank of each file (by file name) "
+    "when\n"
     "                        the traces name none (default: file-name order)\n"
-    "  --hosts FILE          the host of each rank, `RANK HOST` per line: nodes\n"
-    "                        by host (default: host names in tensorboard trace\n"
+    "  --hosts FILE          the host of each rank, `RANK HOST` per line: "
+    "nodes\n"
+    "                        by host (default: host names in tensorboard "
+    "trace\n"
     "                        file names, else rank / gpus_per_node, assumed)\n"
     "  --window-ops N        ops CSV: read and analyse it in windows of whole\n"
     "                        steps of at least N ops (K, M, G suffixes; 1M is\n"
     "                        a good size), held one at a time, for traces too\n"
     "                        large for memory; rows out of step order are\n"
-    "                        sorted on disk. Same numbers; no diagnosis, plan\n"
-    "                        or timelines. Under mpirun each process reads a\n"
-    "                        share and holds only its steps (in memory)\n"
+    "                        sorted on disk. The same report, but no plan.\n"
+    "                        Under mpirun each process reads a share and\n"
+    "                        holds only its steps (in memory)\n"
     "  --spill-dir DIR       where --window-ops keeps its windows (16 bytes\n"
     "                        per op; default /tmp)\n"
     "  --memory-budget N     what the analysis may hold (K, M, G suffixes;\n"
@@ -142,11 +145,6 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
                   ", and the plan needs the whole trace in memory "
                   "(--memory-budget to allow more)");
   }
-  if (options.timelines && !over_budget.empty()) {
-    return InvalidInput(read.inputs[0] + ": " + over_budget +
-                        ", and timelines need the whole trace in memory "
-                        "(--memory-budget to allow more)");
-  }
   uint64_t window_ops = kBudgetWindowOps;
   if (over_budget.empty()) {
     const std::string text = flags.Get("window-ops").value_or("");
@@ -160,18 +158,17 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
   } else if (!flags.Has("quiet") && IsLeadProcess()) {
     std::fprintf(stderr,
                  "strag: %s: %s: analysing it in windows of steps "
-                 "(--window-ops 1M); the numbers are exact, the diagnosis "
-                 "needs the whole trace\n",
+                 "(--window-ops 1M), with the same results\n",
                  Printable(read.inputs[0]).c_str(), over_budget.c_str());
   }
   load::StreamOptions stream{.window_ops = static_cast<size_t>(window_ops),
                              .spill_dir = flags.Get("spill-dir").value_or("/tmp"),
                              .threads = read.threads,
                              .limits = read.limits};
-  const std::string for_a_cause =
-      over_budget.empty() ? "run without --window-ops for a cause"
+  const std::string for_a_plan =
+      over_budget.empty() ? "run without --window-ops for a plan"
                           : "the trace is over the memory budget: "
-                            "--memory-budget to allow more, for a cause";
+                            "--memory-budget to allow more, for a plan";
   // Under mpirun each process reads a share and holds its steps
   // (load/distributed_ops_csv.h); where one cannot vouch for its share,
   // each reads the file alone and analyses the whole job alone.
@@ -195,10 +192,10 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
       report::ReportInput in{.source = read.inputs[0],
                              .prepared = job->shape,
                              .meta = read.meta};
-      ASSIGN_OR_RETURN(const report::Report report,
-                       report::BuildWindowedReport(std::move(in),
-                                                   job->windows.get(), options,
-                                                   for_a_cause));
+      ASSIGN_OR_RETURN(
+          const report::Report report,
+          report::BuildWindowedReport(std::move(in), job->windows.get(),
+                                      options, for_a_plan));
       if (!IsLeadProcess()) return Status::Ok();
       return WriteReport(flags, report, out, view);
     }
@@ -222,9 +219,8 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
                          .prepared = job.windows->shape(),
                          .meta = read.meta};
   ASSIGN_OR_RETURN(const report::Report report,
-                   report::BuildWindowedReport(std::move(in),
-                                               job.windows.get(), alone,
-                                               for_a_cause));
+                   report::BuildWindowedReport(std::move(in), job.windows.get(),
+                                               alone, for_a_plan));
   if (!IsLeadProcess()) return Status::Ok();
   return WriteReport(flags, report, out, view);
 }

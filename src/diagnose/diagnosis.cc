@@ -139,7 +139,7 @@ std::string_view CauseName(Cause cause) {
 Diagnosis Diagnose(const whatif::PreparedTrace& t,
                    const whatif::WhatIfResult& r,
                    const DiagnoseOptions& options) {
-  return Diagnose(EvidenceOf(t), r, options);
+  return Diagnose(EvidenceOf(t, options.threads), r, options);
 }
 
 Diagnosis Diagnose(const TraceEvidence& t, const whatif::WhatIfResult& r,

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/collective_ops.h"
+#include "base/parallel_for.h"
 
 namespace strag::diagnose {
 namespace {
@@ -36,8 +37,13 @@ std::vector<std::pair<NodeId, NodeId>> PairsOfStage(
 
 }  // namespace
 
-void AddWorkerCompute(const whatif::PreparedTrace& t, double* out) {
-  const size_t inst = t.num_instances(), dp = static_cast<size_t>(t.dp);
+namespace {
+
+// AddWorkerCompute for the steps [first, end) of `t` (out[step * workers +
+// k], the window's step index).
+void AddComputeOfSteps(const whatif::PreparedTrace& t, size_t first, size_t end,
+                       double* out) {
+  const size_t dp = static_cast<size_t>(t.dp);
   const size_t pp = static_cast<size_t>(t.pp), workers = t.workers.size();
   // k of the worker at (dp rank, stage), [dp rank * pp + stage]: a dense
   // table, not a map lookup per slot.
@@ -53,13 +59,19 @@ void AddWorkerCompute(const whatif::PreparedTrace& t, double* out) {
     if (!IsComputeNode(k)) continue;
     if (k.stage < 0 || static_cast<size_t>(k.stage) >= pp) continue;
     const double* cost = &t.cost[t.Slot(v, 0)];
-    for (size_t step = 0, i = 0; i < inst; ++step) {
+    for (size_t step = first, i = first * dp; step < end; ++step) {
       for (size_t d = 0; d < dp; ++d, ++i) {
         const size_t w = index[d * pp + static_cast<size_t>(k.stage)];
         if (w != kNone) out[step * workers + w] += cost[i];
       }
     }
   }
+}
+
+}  // namespace
+
+void AddWorkerCompute(const whatif::PreparedTrace& t, double* out) {
+  AddComputeOfSteps(t, 0, t.steps.size(), out);
 }
 
 EvidenceBuilder::EvidenceBuilder(const whatif::PreparedTrace& shape) {
@@ -84,7 +96,8 @@ EvidenceBuilder::EvidenceBuilder(const whatif::PreparedTrace& shape) {
   }
 }
 
-void EvidenceBuilder::AddWindow(const whatif::PreparedTrace& w) {
+void EvidenceBuilder::AddWindow(const whatif::PreparedTrace& w,
+                                size_t threads) {
   const size_t steps = w.steps.size();
   if (steps == 0) return;
   if (added_steps_ == 0) {
@@ -93,29 +106,47 @@ void EvidenceBuilder::AddWindow(const whatif::PreparedTrace& w) {
         e_.steps.begin());
   }
   const size_t base = first_step_ + added_steps_;  // job index of step 0
+  if (base + steps > e_.steps.size() || e_.steps[base] != w.steps.front()) {
+    out_of_order_ = true;
+    return;
+  }
   added_steps_ += steps;
   TraceEvidence& e = e_;
-  const size_t dp = static_cast<size_t>(w.dp), pp = static_cast<size_t>(w.pp);
-  const size_t cells = e.cells();
-  const size_t job_steps = e.steps.size();
+  const size_t cells = e.cells(), pp = static_cast<size_t>(w.pp);
   const size_t at = e.step_t_base.size();  // the window's first step here
   e.step_t_base.insert(e.step_t_base.end(), w.step_t_base.begin(),
                        w.step_t_base.end());
   e.compute.resize((at + steps) * e.workers.size(), 0.0);
-  AddWorkerCompute(w, &e.compute[at * e.workers.size()]);
-
-  // Start gaps: per (cell, step), the smallest root launch delay and the
-  // launch delay of the earliest-starting compute.
-  constexpr float kUnset = std::numeric_limits<float>::max();
-  std::vector<float> root(steps * cells, kUnset),
-      first_start(steps * cells, kUnset);
-  std::vector<float> first_delay(steps * cells, 0.0f);
+  e.start_gap.resize((at + steps) * cells, 0.0f);
   e.pause.resize((at + steps) * cells, 0.0);
   e.pauses.resize(at + steps, 0);
   e.pause_total.resize(at + steps, 0.0);
   e.longest_pause.resize(at + steps, 0.0f);
   e.named_loading.resize(at + steps, 0.0);
   e.host_delay.resize(at + steps, 0.0);
+  e.pairs.resize((at + steps) * pp);
+  // Every value is of one step: ranges of steps on the threads write
+  // disjoint parts of the arrays, each in the order one thread would.
+  const size_t parts =
+      std::min(steps, threads == 0 ? HardwareThreads() : threads);
+  ParallelFor(parts, parts, [&](size_t k, size_t /*worker*/) {
+    AddSteps(w, steps * k / parts, steps * (k + 1) / parts, at, base);
+  });
+}
+
+void EvidenceBuilder::AddSteps(const whatif::PreparedTrace& w, size_t first,
+                               size_t end, size_t at, size_t base) {
+  TraceEvidence& e = e_;
+  const size_t dp = static_cast<size_t>(w.dp), pp = static_cast<size_t>(w.pp);
+  const size_t cells = e.cells(), job_steps = e.steps.size();
+  AddComputeOfSteps(w, first, end, &e.compute[at * e.workers.size()]);
+
+  // Start gaps: per (step, cell), the smallest root launch delay and the
+  // launch delay of the earliest-starting compute.
+  constexpr float kUnset = std::numeric_limits<float>::max();
+  const size_t n = (end - first) * cells;
+  std::vector<float> root(n, kUnset), first_start(n, kUnset);
+  std::vector<float> first_delay(n, 0.0f);
   for (NodeId v = 0; v < w.num_nodes(); ++v) {
     const graph::OpKey& k = w.model.keys[v];
     const auto stage = static_cast<size_t>(k.stage);
@@ -123,10 +154,10 @@ void EvidenceBuilder::AddWindow(const whatif::PreparedTrace& w) {
     const bool compute = IsComputeNode(k);
     const float* delays = &w.launch_delay[w.Slot(v, 0)];
     const float* starts = &w.start[w.Slot(v, 0)];
-    for (size_t s = 0, i = 0; s < steps; ++s) {
+    for (size_t s = first, i = first * dp; s < end; ++s) {
       for (size_t d = 0; d < dp; ++d, ++i) {
         const size_t cell = d * pp + stage;
-        const size_t here = s * cells + cell;
+        const size_t here = (s - first) * cells + cell;
         float ld = delays[i];
         if (roots) root[here] = std::min(root[here], ld);
         if (compute && starts[i] < first_start[here]) {
@@ -151,23 +182,21 @@ void EvidenceBuilder::AddWindow(const whatif::PreparedTrace& w) {
       }
     }
   }
-  e.start_gap.resize((at + steps) * cells, 0.0f);
-  for (size_t here = 0; here < steps * cells; ++here) {
-    e.start_gap[at * cells + here] =
+  for (size_t here = 0; here < n; ++here) {
+    e.start_gap[(at + first) * cells + here] =
         std::max(root[here] == kUnset ? 0.0f : root[here], first_delay[here]);
   }
 
   // The (forward, backward) pairs of each stage, centred per instance so
   // that a steadily slow worker does not correlate them.
-  e.pairs.resize((at + steps) * pp);
   if (w.layout != whatif::Layout::kMegatron) return;
   std::vector<double> fx, by;
   for (int32_t st = 0; st < w.pp; ++st) {
+    if (!e.stage_has_pairs[static_cast<size_t>(st)]) continue;
     const std::vector<std::pair<NodeId, NodeId>> pairs = PairsOfStage(w, st);
-    if (pairs.empty()) continue;
     fx.resize(pairs.size());
     by.resize(pairs.size());
-    for (size_t s = 0, i = 0; s < steps; ++s) {
+    for (size_t s = first, i = first * dp; s < end; ++s) {
       PairSums& sums = e.pairs[(at + s) * pp + static_cast<size_t>(st)];
       for (size_t d = 0; d < dp; ++d, ++i) {
         double mf = 0, mb = 0;
@@ -191,18 +220,28 @@ void EvidenceBuilder::AddWindow(const whatif::PreparedTrace& w) {
 
 Result<TraceEvidence> EvidenceBuilder::Finish(Collective* c) && {
   TraceEvidence& e = e_;
+  bool out_of_order = out_of_order_;
   if (c != nullptr && c->size() > 1) {
-    // Each process holds its steps' values: concatenated in process order,
-    // which is step order.
-    RETURN_IF_ERROR(AllGatherConcat<float>(
-        c, {&e.step_t_base, &e.start_gap, &e.longest_pause}));
-    RETURN_IF_ERROR(
-        AllGatherConcat<double>(c, {&e.compute, &e.pause, &e.pause_total,
-                                    &e.named_loading, &e.host_delay}));
-    RETURN_IF_ERROR(AllGatherConcat<uint64_t>(c, {&e.pauses}));
-    RETURN_IF_ERROR(AllGatherConcat<PairSums>(c, {&e.pairs}));
+    // Every process makes the same calls: first whether any went wrong.
+    ASSIGN_OR_RETURN(const std::vector<uint8_t> wrong,
+                     AllGatherValue<uint8_t>(c, out_of_order ? 1 : 0));
+    for (uint8_t w : wrong) out_of_order |= w != 0;
+    if (!out_of_order) {
+      // Each process holds its steps' values: concatenated in process
+      // order, which is step order.
+      RETURN_IF_ERROR(AllGatherConcat<float>(
+          c, {&e.step_t_base, &e.start_gap, &e.longest_pause}));
+      RETURN_IF_ERROR(
+          AllGatherConcat<double>(c, {&e.compute, &e.pause, &e.pause_total,
+                                      &e.named_loading, &e.host_delay}));
+      RETURN_IF_ERROR(AllGatherConcat<uint64_t>(c, {&e.pauses}));
+      RETURN_IF_ERROR(AllGatherConcat<PairSums>(c, {&e.pairs}));
+    }
   } else if (first_step_ != 0) {
     return Internal("evidence: the windows do not start at the first step");
+  }
+  if (out_of_order) {
+    return Internal("evidence: a window is not the one after the last");
   }
   const size_t steps = e.steps.size();
   if (e.step_t_base.size() != steps ||
@@ -214,9 +253,9 @@ Result<TraceEvidence> EvidenceBuilder::Finish(Collective* c) && {
   return std::move(e_);
 }
 
-TraceEvidence EvidenceOf(const whatif::PreparedTrace& t) {
+TraceEvidence EvidenceOf(const whatif::PreparedTrace& t, size_t threads) {
   EvidenceBuilder builder(t);
-  builder.AddWindow(t);
+  builder.AddWindow(t, threads);
   Result<TraceEvidence> e = std::move(builder).Finish();
   return std::move(e).value();  // one window of every step cannot fail
 }

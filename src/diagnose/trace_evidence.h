@@ -72,8 +72,10 @@ class EvidenceBuilder {
   // arrays not needed).
   explicit EvidenceBuilder(const whatif::PreparedTrace& shape);
   // The next window: consecutive steps, the first after the previous
-  // window's last (the first: any step, for a process's share).
-  void AddWindow(const whatif::PreparedTrace& window);
+  // window's last (the first: any step, for a process's share). Ranges of
+  // its steps on `threads` threads (0: one per core), the same values for
+  // any number.
+  void AddWindow(const whatif::PreparedTrace& window, size_t threads = 1);
   // The evidence of every step. With a collective of several processes,
   // each having added its share of the steps (contiguous, in process
   // order), every process gets the whole job's. Fails when the windows
@@ -81,14 +83,21 @@ class EvidenceBuilder {
   Result<TraceEvidence> Finish(Collective* collective = nullptr) &&;
 
  private:
+  // The window's steps [first, end), whose values go from step `at` of the
+  // arrays; `base`: the job index of the window's first step.
+  void AddSteps(const whatif::PreparedTrace& window, size_t first, size_t end,
+                size_t at, size_t base);
+
   TraceEvidence e_;
   std::vector<float> loading_;  // named data loading not yet spent
   size_t first_step_ = 0;       // of the windows added (in the job)
   size_t added_steps_ = 0;
+  bool out_of_order_ = false;  // a window did not follow the last
 };
 
-// The evidence of a whole prepared trace (its one window).
-TraceEvidence EvidenceOf(const whatif::PreparedTrace& t);
+// The evidence of a whole prepared trace (its one window), on `threads`
+// threads.
+TraceEvidence EvidenceOf(const whatif::PreparedTrace& t, size_t threads = 1);
 
 // Compute time of every worker of `window` (t.workers order) in each of its
 // steps, added into out[step * workers + k].

@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "base/byte_pack.h"
 #include "base/f32.h"
 #include "mitigate/planner.h"
 #include "report/input_checks.h"
@@ -102,6 +104,117 @@ Report Finished(Report report, ReportInput* in,
   report.meta = std::move(in->meta);
   report.notes = std::move(in->notes);
   return report;
+}
+
+// The diagnosis of the analysed job from its trace's evidence (the whole
+// trace's, or built window by window: the same numbers).
+diagnose::Diagnosis DiagnoseJob(const ReportInput& in,
+                                const diagnose::TraceEvidence& evidence,
+                                const whatif::WhatIfResult& result,
+                                const ReportOptions& options) {
+  diagnose::Diagnosis d = diagnose::Diagnose(
+      evidence, result,
+      {.gpus_per_node = GpusPerNode(in.meta),
+       .gpus_per_node_assumed =
+           !HasGpusPerNode(in.meta) && in.prepared.topology.hosts.empty(),
+       .tp = in.meta.tp,
+       .threads = options.whatif.threads});
+  if (!in.coverage.empty()) diagnose::WithoutDiagnosis(in.coverage, &d);
+  return d;
+}
+
+// A timeline as bytes, field by field (no padding travels), and back.
+void PackTimeline(const whatif::Timeline& t, BytePacker* out) {
+  out->Put<uint8_t>(static_cast<uint8_t>(t.layout));
+  out->Put<int64_t>(t.step);
+  out->Put<double>(t.step_time_s);
+  out->Put<double>(t.ideal_step_time_s);
+  out->Put<uint64_t>(t.ops.size());
+  for (const whatif::TimelineOp& op : t.ops) {
+    out->Put<int32_t>(op.rank), out->Put<int32_t>(op.dp);
+    out->Put<int32_t>(op.pp), out->Put<uint8_t>(static_cast<uint8_t>(op.type));
+    out->Put<int32_t>(op.seq_id), out->Put<int32_t>(op.microbatch);
+    out->Put<uint8_t>(op.comm), out->Put<double>(op.start_s);
+    out->Put<double>(op.end_s), out->Put<double>(op.ideal_start_s);
+    out->Put<double>(op.ideal_end_s), out->Put<int64_t>(op.waited_for);
+    out->Put<uint8_t>(op.on_critical_path);
+  }
+}
+
+whatif::Timeline UnpackTimeline(ByteUnpacker* in) {
+  whatif::Timeline t;
+  t.layout = static_cast<whatif::Layout>(in->Get<uint8_t>());
+  t.step = in->Get<int64_t>();
+  t.step_time_s = in->Get<double>();
+  t.ideal_step_time_s = in->Get<double>();
+  t.ops.resize(in->Get<uint64_t>());
+  for (whatif::TimelineOp& op : t.ops) {
+    op.rank = in->Get<int32_t>(), op.dp = in->Get<int32_t>();
+    op.pp = in->Get<int32_t>();
+    op.type = static_cast<trace::OpType>(in->Get<uint8_t>());
+    op.seq_id = in->Get<int32_t>(), op.microbatch = in->Get<int32_t>();
+    op.comm = in->Get<uint8_t>() != 0, op.start_s = in->Get<double>();
+    op.end_s = in->Get<double>(), op.ideal_start_s = in->Get<double>();
+    op.ideal_end_s = in->Get<double>(), op.waited_for = in->Get<int64_t>();
+    op.on_critical_path = in->Get<uint8_t>() != 0;
+  }
+  return t;
+}
+
+// What a pass over a windowed job gives the report: the trace's evidence
+// and the timelines of the chosen steps.
+struct WindowsRead {
+  diagnose::TraceEvidence evidence;
+  std::vector<whatif::Timeline> timelines;  // one per step asked for
+};
+
+// One more pass over the windows: the evidence of every step and the
+// timelines of `steps` (indices into the job's steps), on `threads`
+// threads. Under a collective
+// each process reads its windows (its share of the steps), and every
+// process gets the whole job's evidence and every timeline.
+Result<WindowsRead> ReadWindows(const whatif::PreparedTrace& shape,
+                                whatif::WindowSource* windows,
+                                const std::vector<double>& ideal_cost,
+                                const std::vector<size_t>& steps,
+                                size_t threads, Collective* collective) {
+  diagnose::EvidenceBuilder builder(shape);
+  std::vector<std::optional<whatif::Timeline>> found(steps.size());
+  RETURN_IF_ERROR(
+      windows->ForEachWindow([&](const whatif::PreparedTrace& w) -> Status {
+        builder.AddWindow(w, threads);
+        if (w.steps.empty()) return Status::Ok();
+        const auto first = static_cast<size_t>(
+            std::lower_bound(shape.steps.begin(), shape.steps.end(),
+                             w.steps.front()) -
+            shape.steps.begin());
+        for (size_t k = 0; k < steps.size(); ++k) {
+          if (steps[k] < first || steps[k] >= first + w.steps.size()) continue;
+          ASSIGN_OR_RETURN(
+              found[k], whatif::BuildTimeline(w, steps[k] - first, ideal_cost));
+        }
+        return Status::Ok();
+      }));
+  WindowsRead out;
+  ASSIGN_OR_RETURN(out.evidence, std::move(builder).Finish(collective));
+  for (std::optional<whatif::Timeline>& t : found) {
+    if (collective != nullptr && collective->size() > 1) {
+      // Built by the process holding the step: sent to all.
+      BytePacker mine;
+      if (t) PackTimeline(*t, &mine);
+      ASSIGN_OR_RETURN(const std::vector<std::string> all,
+                       collective->AllGather(mine.Take()));
+      for (const std::string& bytes : all) {
+        if (bytes.empty()) continue;
+        ByteUnpacker in(bytes);
+        t = UnpackTimeline(&in);
+        if (!in.done()) return Internal("timeline: damaged bytes");
+      }
+    }
+    if (!t) return Internal("timeline: no window holds the step");
+    out.timelines.push_back(std::move(*t));
+  }
+  return out;
 }
 
 }  // namespace
@@ -210,16 +323,9 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
           [&] { return whatif::Analyze(in.prepared, options.whatif); },
           &meta_warnings));
   const whatif::WhatIfResult& result = report.result;
-  report.diagnosis = diagnose::Diagnose(
-      in.prepared, result,
-      {.gpus_per_node = GpusPerNode(in.meta),
-       .gpus_per_node_assumed = !HasGpusPerNode(in.meta) &&
-                                in.prepared.topology.hosts.empty(),
-       .tp = in.meta.tp,
-       .threads = options.whatif.threads});
-  if (!in.coverage.empty()) {
-    diagnose::WithoutDiagnosis(in.coverage, &report.diagnosis);
-  }
+  report.diagnosis =
+      DiagnoseJob(in, diagnose::EvidenceOf(in.prepared, options.whatif.threads),
+                  result, options);
   if (!in.segment_ops.empty()) {
     report.kernel_detail =
         ExplainRanks(in.segment_ops, in.prepared.topology,
@@ -258,11 +364,7 @@ Result<Report> BuildReport(ReportInput in, const ReportOptions& options) {
 Result<Report> BuildWindowedReport(ReportInput in,
                                    whatif::WindowSource* windows,
                                    const ReportOptions& options,
-                                   const std::string& for_a_cause) {
-  if (options.timelines) {
-    return InvalidInput(
-        "timelines need the whole trace in memory: drop --window-ops");
-  }
+                                   const std::string& for_a_plan) {
   std::vector<std::string> meta_warnings;
   ASSIGN_OR_RETURN(
       Report report,
@@ -272,14 +374,36 @@ Result<Report> BuildWindowedReport(ReportInput in,
                                                      options.whatif);
                      },
                      &meta_warnings));
-  const std::string why =
-      "analysed in windows of steps: the numbers are exact, but the "
-      "detectors need the whole trace in memory (" + for_a_cause + ")";
-  diagnose::AddMeasuredFacts(report.result, &report.diagnosis);
-  diagnose::WithoutDiagnosis(why, &report.diagnosis);
+  const whatif::WhatIfResult& result = report.result;
+  // The slowest step first, then the timelines asked for.
+  ASSIGN_OR_RETURN(const std::vector<size_t> ranked,
+                   ChooseSteps(in.prepared, result, {}));
+  std::vector<size_t> steps;
+  if (!ranked.empty()) steps.push_back(ranked.front());
+  const size_t slowest = steps.size();
+  if (options.timelines) {
+    ASSIGN_OR_RETURN(const std::vector<size_t> asked,
+                     ChooseSteps(in.prepared, result, options.timeline_steps));
+    steps.insert(steps.end(), asked.begin(), asked.end());
+  }
+  Result<WindowsRead> read =
+      ReadWindows(in.prepared, windows, result.ideal_node_cost, steps,
+                  options.whatif.threads, options.whatif.collective);
+  if (!read.ok()) return read.status().WithContext(in.source);
+  report.diagnosis = DiagnoseJob(in, read->evidence, result, options);
+  if (slowest == 1) {
+    diagnose::AddWorstStep(read->timelines.front(), &report.diagnosis);
+    report.slowest_step = read->timelines.front();
+  }
+  for (size_t k = slowest; k < read->timelines.size(); ++k) {
+    report.timelines.push_back(std::move(read->timelines[k]));
+  }
   if (options.plan) {
     report.plan.emplace();
-    report.plan->withheld = why;
+    report.plan->withheld =
+        "analysed in windows of steps: the plan's policies need the whole "
+        "trace in memory (" +
+        for_a_plan + ")";
   }
   return Finished(std::move(report), &in, std::move(meta_warnings));
 }

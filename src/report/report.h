@@ -98,14 +98,17 @@ struct Report {
 Result<Report> BuildReport(ReportInput input, const ReportOptions& options);
 
 // BuildReport for a job given in windows of steps (whatif::AnalyzeWindows;
-// `input.prepared` is the job's shape, without per-slot arrays): the what-if
-// result, bit for bit as BuildReport's, and the costs; the diagnosis and
-// the plan are withheld (their detectors read every op), saying how to get
-// a cause (`for_a_cause`), and timelines are refused.
+// `input.prepared` is the job's shape, without per-slot arrays): the
+// what-if result, the costs, the diagnosis and the timelines, bit for bit
+// as BuildReport's (the diagnosis from the trace's evidence, built in one
+// more pass over the windows, diagnose/trace_evidence.h); only the plan is
+// withheld (its policies rewrite every op), saying how to get one
+// (`for_a_plan`). Under the options' collective, each process holding its
+// share of the steps, every process gets the whole job's report.
 Result<Report> BuildWindowedReport(
     ReportInput input, whatif::WindowSource* windows,
     const ReportOptions& options,
-    const std::string& for_a_cause = "run without --window-ops for a cause");
+    const std::string& for_a_plan = "run without --window-ops for a plan");
 
 // The steps to show (indices into the trace's steps): `step_ids`, or when
 // empty the slowest and the fastest step by S of the step.

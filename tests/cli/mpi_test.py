@@ -149,6 +149,18 @@ class MpiTest(unittest.TestCase):
     # its steps (load/distributed_ops_csv.h).
     def test_windows_each_process_holds_its_steps(self):
         self.expect_identical(["analyze", DEMO, "--window-ops", "1000"])
+        # The whole report, diagnosis and timelines included, is the one
+        # process's in memory: the evidence of each process's steps is
+        # gathered, the slowest step's timeline sent by its holder.
+        for flag in ("--json", "--perfetto"):
+            one = os.path.join(self.dir, "in-memory.out")
+            many = os.path.join(self.dir, "windows-3.out")
+            r = run("analyze", DEMO, flag, one, "--quiet")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = run("analyze", DEMO, "--window-ops", "1000", flag, many,
+                    "--quiet", processes=3)
+            self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+            self.assertTrue(filecmp.cmp(one, many, shallow=False), flag)
         source = os.path.join(PUBLISHED, "trace-AR.csv.gz")
         if not os.path.exists(source):
             self.skipTest(f"published traces not found at {PUBLISHED}")
