@@ -383,11 +383,10 @@ Result<std::optional<DistributedJob>> DistributeOpsCsv(
     job.ops += ops;
   }
   if (job.ops == 0) return InvalidInput(path + ": the trace has no ops");
-  if (size > steps.size()) {
-    return InvalidInput(StrFormat(
-        "%zu processes for a job of %zu steps: run at most one per step", size,
-        steps.size()));
-  }
+  // More processes than steps (a capture of a step or two): each reads
+  // and analyses the whole job alone, as in memory (every process has the
+  // same counts, so all agree).
+  if (size > steps.size()) return std::optional<DistributedJob>();
   // Each step's owner: the process whose share of the steps holds it.
   std::vector<size_t> owner(steps.size());
   for (size_t p = 0; p < size; ++p) {

@@ -80,7 +80,8 @@ struct DistributedJob {
 
 // See above; every process of `c` calls it. `chunk_bytes` is for tests
 // (0: kDistributedChunkBytes). nullopt: some process cannot vouch for its
-// chunks, and every process knows it.
+// chunks, or the job has fewer steps than processes, and every process
+// knows it (each then reads the file alone).
 Result<std::optional<DistributedJob>> DistributeOpsCsv(
     const std::string& path, const trace::JobMeta& meta,
     const StreamOptions& options, Collective* c, size_t chunk_bytes = 0);

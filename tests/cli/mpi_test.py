@@ -152,6 +152,19 @@ class MpiTest(unittest.TestCase):
         # The whole report, diagnosis and timelines included, is the one
         # process's in memory: the evidence of each process's steps is
         # gathered, the slowest step's timeline sent by its holder.
+        # Fewer steps than processes (a capture of two steps): each reads
+        # and analyses the whole job alone, the same report.
+        with gzip.open(DEMO, "rt") as f:
+            lines = f.read().splitlines()
+        first_steps = sorted({int(r.split(",")[3]) for r in lines[1:]})[:2]
+        two = os.path.join(self.dir, "trace-two-steps.csv")
+        with open(two, "w") as f:
+            f.write("\n".join([lines[0]] + [
+                r for r in lines[1:] if int(r.split(",")[3]) in first_steps])
+                    + "\n")
+        meta = os.path.join(os.path.dirname(DEMO), "meta-demo.yaml")
+        self.expect_identical(["analyze", two, "--meta", meta, "--window-ops",
+                               "100"], counts=(3,))
         for flag in ("--json", "--perfetto"):
             one = os.path.join(self.dir, "in-memory.out")
             many = os.path.join(self.dir, "windows-3.out")
