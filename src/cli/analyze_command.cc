@@ -192,6 +192,7 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
       report::ReportInput in{.source = read.inputs[0],
                              .prepared = job->shape,
                              .meta = read.meta};
+      RETURN_IF_ERROR(load::ApplyHostsFile(read.hosts_file, &in));
       ASSIGN_OR_RETURN(
           const report::Report report,
           report::BuildWindowedReport(std::move(in), job->windows.get(),
@@ -218,6 +219,7 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
   report::ReportInput in{.source = read.inputs[0],
                          .prepared = job.windows->shape(),
                          .meta = read.meta};
+  RETURN_IF_ERROR(load::ApplyHostsFile(read.hosts_file, &in));
   ASSIGN_OR_RETURN(const report::Report report,
                    report::BuildWindowedReport(std::move(in), job.windows.get(),
                                                alone, for_a_plan));

@@ -51,17 +51,6 @@ Result<trace::JobMeta> ReadMeta(const std::string& path) {
 
 namespace {
 
-// The --hosts file applied to the job's topology (it wins over host names
-// in trace file names).
-Status ApplyHostsFile(const std::string& path, report::ReportInput* in) {
-  if (path.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(const std::string text,
-                   ingest::ReadFile(path, kMaxMetaFileBytes));
-  ASSIGN_OR_RETURN(const report::HostMap hosts,
-                   report::ParseHostsFile(text, path));
-  return report::ApplyHosts(hosts, "--hosts " + path, &in->prepared.topology);
-}
-
 // The job as its files say, before --hosts.
 Result<report::ReportInput> ReadJobFiles(JobRead& read,
                                          trace::OpsTable* table) {
@@ -95,6 +84,17 @@ Result<report::ReportInput> ReadJobFiles(JobRead& read,
 }
 
 }  // namespace
+
+// The --hosts file applied to the job's topology (it wins over host names
+// in trace file names).
+Status ApplyHostsFile(const std::string& path, report::ReportInput* in) {
+  if (path.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(const std::string text,
+                   ingest::ReadFile(path, kMaxMetaFileBytes));
+  ASSIGN_OR_RETURN(const report::HostMap hosts,
+                   report::ParseHostsFile(text, path));
+  return report::ApplyHosts(hosts, "--hosts " + path, &in->prepared.topology);
+}
 
 Result<report::ReportInput> ReadJob(JobRead read, trace::OpsTable* table) {
   ASSIGN_OR_RETURN(report::ReportInput in, ReadJobFiles(read, table));

@@ -64,6 +64,11 @@ struct JobRead {
 Result<report::ReportInput> ReadJob(JobRead read,
                                     trace::OpsTable* table = nullptr);
 
+// Applies the `RANK HOST` file at `path` (nothing for "") to the input's
+// topology: what ReadJob does last, and a job read in windows needs on its
+// shape.
+Status ApplyHostsFile(const std::string& path, report::ReportInput* in);
+
 }  // namespace strag::load
 
 #endif  // STRAG_SRC_LOAD_JOB_FILES_H_

@@ -81,6 +81,12 @@ class WindowTest(unittest.TestCase):
 
     def test_demo(self):
         self.expect_same_report(DEMO, [1, 3000])
+        # A hosts file names the straggler's host in windows too.
+        hosts = os.path.join(self.dir, "hosts.txt")
+        with open(hosts, "w") as f:
+            f.writelines(f"{r} node-{r // 4}\n" for r in range(16))
+        whole = self.expect_same_report(DEMO, [3000], "--hosts", hosts)
+        self.assertTrue(whole["report"]["largest_straggler"]["host"])
 
     def test_published_traces(self):
         if not os.path.exists(os.path.join(PUBLISHED, "trace-AR.csv.gz")):
