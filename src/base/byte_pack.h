@@ -73,6 +73,7 @@ class ByteUnpacker {
   }
   bool ok() const { return ok_; }
   bool done() const { return ok_ && rest_.empty(); }
+  size_t remaining() const { return rest_.size(); }  // bytes not yet read
 
  private:
   std::string_view rest_;

@@ -101,21 +101,29 @@ Result<MemoryBudget> ParseMemoryBudget(const Flags& flags) {
   return budget;
 }
 
-// Whether an ops CSV is too large to analyse in memory: its estimated
-// rows at load::kInMemoryBytesPerOp over the budget. Returns why ("" when
-// it fits).
-std::string OverMemoryBudget(const MemoryBudget& budget,
-                             const std::string& trace) {
-  // A file that cannot hold a thousandth of the budget in rows is not
-  // sampled (an op never costs 1,000 bytes: 100 plus 40 per extra column).
+// The ops CSV's size, sampled from its first MiB of text once for both
+// choices below; nullopt for a file that cannot hold `rows_that_matter`
+// rows (not sampled) or that cannot be read (reported when it is read).
+std::optional<load::OpsCsvSize> SampledSize(const std::string& trace,
+                                            uint64_t rows_that_matter) {
   std::error_code ec;
   const uintmax_t file_bytes = std::filesystem::file_size(trace, ec);
-  if (ec || load::MaxOpsCsvRows(file_bytes) <=
-                static_cast<uint64_t>(budget.bytes) / 1000) {
-    return std::string();  // too small to matter (or reported when read)
+  if (ec || load::MaxOpsCsvRows(file_bytes) < rows_that_matter) {
+    return std::nullopt;
   }
   Result<load::OpsCsvSize> size = load::EstimateOpsCsvSize(trace);
-  if (!size.ok()) return std::string();  // reported when the file is read
+  if (!size.ok()) return std::nullopt;
+  return *size;
+}
+
+// Whether an ops CSV of `size` is too large to analyse in memory: its
+// estimated rows at load::kInMemoryBytesPerOp over the budget. Returns why
+// ("" when it fits or was not sampled: a file that cannot hold a
+// thousandth of the budget in rows, since an op never costs 1,000 bytes,
+// 100 plus 40 per extra column).
+std::string OverMemoryBudget(const MemoryBudget& budget,
+                             const std::optional<load::OpsCsvSize>& size) {
+  if (!size) return std::string();
   const auto need = static_cast<int64_t>(size->InMemoryBytes());
   if (need <= budget.bytes) return std::string();
   return StrFormat("%s%.3g ops need about %s in memory, more than %s (%s)",
@@ -216,15 +224,51 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
                          .c_str()
                    : "");
   }
-  report::ReportInput in{.source = read.inputs[0],
-                         .prepared = job.windows->shape(),
-                         .meta = read.meta};
+  report::ReportInput in{
+      .source = read.inputs[0], .prepared = job.shape, .meta = read.meta};
   RETURN_IF_ERROR(load::ApplyHostsFile(read.hosts_file, &in));
   ASSIGN_OR_RETURN(const report::Report report,
                    report::BuildWindowedReport(std::move(in), job.windows.get(),
                                                alone, for_a_plan));
   if (!IsLeadProcess()) return Status::Ok();
   return WriteReport(flags, report, out, view);
+}
+
+// From this many ops (estimated), an ops CSV analysed in memory is first
+// read in windows of steps held in memory (load::StreamOptions::hold): its
+// table would hold 400 MB and more, and windows of rows that come step by
+// step are faster to prepare than a fresh table (docs/performance.md).
+constexpr uint64_t kHeldWindowsFromOps = uint64_t{4} << 20;
+// Their windows: llama-16k (7.8M ops) held in windows of 1M ops took
+// 3.0-4.1 s in 356 MB, of 512K 4.7-5.4 s in 303 MB.
+constexpr size_t kHeldWindowOps = size_t{1} << 20;
+
+// A large ops CSV whose rows come step by step (what `strag simulate`
+// writes, and traces written step by step), analysed in windows held in
+// memory: the in-memory report, byte for byte (report::BuildWindowedReport),
+// for less memory. False when the file is smaller, or its rows come in
+// another order (found in its first rows): the caller reads it whole.
+Result<bool> RunInHeldWindows(const Flags& flags, const load::JobRead& read,
+                              const report::ReportOptions& options,
+                              const std::optional<load::OpsCsvSize>& size,
+                              OutputFiles* out, const std::string& trace) {
+  if (!size || size->rows < kHeldWindowsFromOps) return false;
+  load::StreamOptions stream{.window_ops = kHeldWindowOps,
+                             .threads = read.threads,
+                             .limits = read.limits,
+                             .hold = true,
+                             .sort = false};
+  ASSIGN_OR_RETURN(load::StreamedJob job,
+                   load::StreamOpsCsv(trace, read.meta, stream));
+  if (job.windows == nullptr) return false;  // not step by step
+  report::ReportInput in{
+      .source = trace, .prepared = std::move(job.shape), .meta = read.meta};
+  RETURN_IF_ERROR(load::ApplyHostsFile(read.hosts_file, &in));
+  ASSIGN_OR_RETURN(
+      const report::Report report,
+      report::BuildWindowedReport(std::move(in), job.windows.get(), options));
+  RETURN_IF_ERROR(WriteReport(flags, report, out, ReportView::kAnalysis));
+  return true;
 }
 
 Status Run(const std::vector<std::string>& args, ReportView view) {
@@ -289,11 +333,22 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
   }
   // An ops CSV too large to hold is analysed in windows (under mpirun,
   // each process holding its share of the steps).
-  if (!kineto) {
-    const std::string over = OverMemoryBudget(budget, trace_path);
-    if (!over.empty()) {
-      return RunInWindows(flags, read, options, &out, view, over);
-    }
+  const std::optional<load::OpsCsvSize> size =
+      kineto ? std::nullopt
+             : SampledSize(trace_path,
+                           std::min<uint64_t>(
+                               static_cast<uint64_t>(budget.bytes) / 1000 + 1,
+                               kHeldWindowsFromOps));
+  if (const std::string over = OverMemoryBudget(budget, size); !over.empty()) {
+    return RunInWindows(flags, read, options, &out, view, over);
+  }
+  // A large ops CSV whose rows come step by step: its windows held in
+  // memory (16 bytes per op) instead of its table (65 and more).
+  if (!kineto && view == ReportView::kAnalysis && !options.plan &&
+      (ProcessCollective() == nullptr || ProcessCollective()->size() <= 1)) {
+    ASSIGN_OR_RETURN(const bool done, RunInHeldWindows(flags, read, options,
+                                                       size, &out, trace_path));
+    if (done) return Status::Ok();
   }
   ASSIGN_OR_RETURN(report::ReportInput in, load::ReadJob(std::move(read)));
   if (kineto && load::ReadsKinetoByShares(input_files, ProcessCollective()) &&

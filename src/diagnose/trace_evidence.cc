@@ -107,7 +107,7 @@ void EvidenceBuilder::AddWindow(const whatif::PreparedTrace& w,
   }
   const size_t base = first_step_ + added_steps_;  // job index of step 0
   if (base + steps > e_.steps.size() || e_.steps[base] != w.steps.front()) {
-    out_of_order_ = true;
+    failed_ = true;
     return;
   }
   added_steps_ += steps;
@@ -169,7 +169,7 @@ void EvidenceBuilder::AddSteps(const whatif::PreparedTrace& w, size_t first,
         // not a pause: taken off the launch delays of its rank and step.
         const size_t slot = stage * job_steps + base + s;
         if (slot < loading_.size()) {
-          const float used = std::min(ld, loading_[slot]);
+          const float used = std::min(std::max(ld, 0.0f), loading_[slot]);
           loading_[slot] -= used;
           ld -= used;
           e.named_loading[at + s] += used;
@@ -220,13 +220,13 @@ void EvidenceBuilder::AddSteps(const whatif::PreparedTrace& w, size_t first,
 
 Result<TraceEvidence> EvidenceBuilder::Finish(Collective* c) && {
   TraceEvidence& e = e_;
-  bool out_of_order = out_of_order_;
+  bool failed = failed_;
   if (c != nullptr && c->size() > 1) {
     // Every process makes the same calls: first whether any went wrong.
     ASSIGN_OR_RETURN(const std::vector<uint8_t> wrong,
-                     AllGatherValue<uint8_t>(c, out_of_order ? 1 : 0));
-    for (uint8_t w : wrong) out_of_order |= w != 0;
-    if (!out_of_order) {
+                     AllGatherValue<uint8_t>(c, failed ? 1 : 0));
+    for (uint8_t w : wrong) failed |= w != 0;
+    if (!failed) {
       // Each process holds its steps' values: concatenated in process
       // order, which is step order.
       RETURN_IF_ERROR(AllGatherConcat<float>(
@@ -240,8 +240,9 @@ Result<TraceEvidence> EvidenceBuilder::Finish(Collective* c) && {
   } else if (first_step_ != 0) {
     return Internal("evidence: the windows do not start at the first step");
   }
-  if (out_of_order) {
-    return Internal("evidence: a window is not the one after the last");
+  if (failed) {
+    return Internal(
+        "evidence: a window is not the one after the last, or failed");
   }
   const size_t steps = e.steps.size();
   if (e.step_t_base.size() != steps ||

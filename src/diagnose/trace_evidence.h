@@ -76,6 +76,9 @@ class EvidenceBuilder {
   // its steps on `threads` threads (0: one per core), the same values for
   // any number.
   void AddWindow(const whatif::PreparedTrace& window, size_t threads = 1);
+  // Something went wrong with the windows: Finish fails, on every process
+  // of a collective alike.
+  void Fail() { failed_ = true; }
   // The evidence of every step. With a collective of several processes,
   // each having added its share of the steps (contiguous, in process
   // order), every process gets the whole job's. Fails when the windows
@@ -92,7 +95,7 @@ class EvidenceBuilder {
   std::vector<float> loading_;  // named data loading not yet spent
   size_t first_step_ = 0;       // of the windows added (in the job)
   size_t added_steps_ = 0;
-  bool out_of_order_ = false;  // a window did not follow the last
+  bool failed_ = false;  // a window did not follow the last, or Fail()
 };
 
 // The evidence of a whole prepared trace (its one window), on `threads`

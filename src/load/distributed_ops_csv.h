@@ -41,6 +41,7 @@
 
 #include "base/collective.h"
 #include "base/status.h"
+#include "load/held_windows.h"
 #include "load/streamed_ops_csv.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
@@ -50,22 +51,6 @@ namespace strag::load {
 
 // Text bytes per chunk (a chunk ends at the first line end past it).
 inline constexpr size_t kDistributedChunkBytes = size_t{4} << 20;
-
-// This process's windows, prepared and held in memory.
-class HeldWindows : public whatif::WindowSource {
- public:
-  explicit HeldWindows(std::vector<whatif::PreparedTrace> windows)
-      : windows_(std::move(windows)) {}
-  Status ForEachWindow(
-      const std::function<Status(const whatif::PreparedTrace&)>& fn) override {
-    for (const whatif::PreparedTrace& w : windows_) RETURN_IF_ERROR(fn(w));
-    return Status::Ok();
-  }
-  size_t size() const { return windows_.size(); }
-
- private:
-  std::vector<whatif::PreparedTrace> windows_;
-};
 
 struct DistributedJob {
   whatif::PreparedTrace shape;           // the whole job: every step, no slots

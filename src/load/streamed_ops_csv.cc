@@ -40,18 +40,20 @@ Status WriteVector(std::FILE* f, const T& v, const std::string& path) {
 }
 
 // Windows being cut from the rows as they are parsed, prepared and
-// spilled.
+// spilled (or held).
 class Spiller {
  public:
+  // Spills to `spill`, or with `held`, keeps the windows there.
   Spiller(const std::string& source, const trace::JobMeta& meta,
           const StreamOptions& options, std::FILE* spill,
-          std::string spill_path, whatif::PreparedTrace* shape,
-          StreamedJob* job)
+          std::string spill_path, std::vector<whatif::PreparedTrace>* held,
+          whatif::PreparedTrace* shape, StreamedJob* job)
       : source_(source),
         meta_(meta),
         options_(options),
         spill_(spill),
         spill_path_(std::move(spill_path)),
+        held_(held),
         shape_(shape),
         job_(job) {}
 
@@ -120,6 +122,13 @@ class Spiller {
     Result<whatif::PreparedTrace> window =
         whatif::PrepareWindow(shape, rows, first_step, count_steps);
     if (!window.ok()) return window.status().WithContext(source_);
+    job_->ops += rows.size();
+    job_->num_windows += 1;
+    if (held_ != nullptr) {  // kept in memory: 16 bytes per op
+      whatif::PreparedTrace& w = held_->emplace_back(std::move(window).value());
+      w.row = {};
+      return Status::Ok();
+    }
     const whatif::PreparedTrace& w = *window;
     const uint64_t header[2] = {count_steps, w.num_nodes() * w.num_instances()};
     RETURN_IF_ERROR(WriteAll(spill_, header, sizeof header, spill_path_));
@@ -127,8 +136,6 @@ class Spiller {
     RETURN_IF_ERROR(WriteVector(spill_, w.start, spill_path_));
     RETURN_IF_ERROR(WriteVector(spill_, w.launch_delay, spill_path_));
     RETURN_IF_ERROR(WriteVector(spill_, w.cost, spill_path_));
-    job_->ops += rows.size();
-    job_->num_windows += 1;
     job_->spill_bytes += sizeof header + header[1] * (4 + 4 + 8) +
                          count_steps * sizeof(float);
     return Status::Ok();
@@ -137,8 +144,9 @@ class Spiller {
   const std::string& source_;
   const trace::JobMeta& meta_;
   const StreamOptions& options_;
-  std::FILE* spill_;
+  std::FILE* spill_;  // or, when held_ is set, none
   std::string spill_path_;
+  std::vector<whatif::PreparedTrace>* held_ = nullptr;
   whatif::PreparedTrace* shape_;
   StreamedJob* job_;
   trace::OpsTable pending_, spare_;
@@ -197,9 +205,13 @@ Status SpilledWindows::ForEachWindow(
 
 namespace {
 
-// Parses the ops CSV at `path` in batches of rows, each to `sink`.
-Status ReadRows(const std::string& path, const StreamOptions& options,
-                const std::function<Status(const trace::OpsTable&)>& sink) {
+// Parses the ops CSV at `path` in batches of rows, each to `sink`. A sink
+// error for which `stop` says true ends the reading at once (else the rest
+// of a gzip stream is still inflated, to report its damage first).
+Status ReadRows(
+    const std::string& path, const StreamOptions& options,
+    const std::function<Status(const trace::OpsTable&)>& sink,
+    const std::function<bool()>& stop = [] { return false; }) {
   const size_t threads =
       options.threads == 0 ? HardwareThreads() : options.threads;
   // Blocks of 4 parts per thread: thread starts are few.
@@ -214,7 +226,7 @@ Status ReadRows(const std::string& path, const StreamOptions& options,
   const ingest::TextBlockOptions block_options{
       .block_bytes = block_bytes,
       .inflate_on_thread = true,
-      .sink_refused = [&parser] { return parser.refused(); }};
+      .sink_refused = [&] { return parser.refused() || stop(); }};
   trace::OpsTable rows;  // one batch at a time, its memory reused
   const auto feed = [&](std::string_view block) -> Status {
     RETURN_IF_ERROR(parser.Feed(block));
@@ -233,39 +245,54 @@ Result<StreamedJob> StreamOpsCsv(const std::string& path,
                                  const StreamOptions& options) {
   // The spill file: created and unlinked at once, so nothing is left
   // behind whatever happens.
-  std::string spill_path = options.spill_dir + "/strag-spill-XXXXXX";
-  const int fd = mkstemp(spill_path.data());
-  if (fd < 0) {
-    return InvalidInput(options.spill_dir +
-                        ": cannot create a spill file there: " +
-                        std::strerror(errno) + " (--spill-dir to change)");
-  }
-  unlink(spill_path.c_str());
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> spill(fdopen(fd, "w+b"),
-                                                         &std::fclose);
-  if (spill == nullptr) {
-    close(fd);
-    return Internal("cannot open the spill file");
+  std::string spill_path;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> spill(nullptr, &std::fclose);
+  if (!options.hold) {
+    spill_path = options.spill_dir + "/strag-spill-XXXXXX";
+    const int fd = mkstemp(spill_path.data());
+    if (fd < 0) {
+      return InvalidInput(options.spill_dir +
+                          ": cannot create a spill file there: " +
+                          std::strerror(errno) + " (--spill-dir to change)");
+    }
+    unlink(spill_path.c_str());
+    spill.reset(fdopen(fd, "w+b"));
+    if (spill == nullptr) {
+      close(fd);
+      return Internal("cannot open the spill file");
+    }
   }
   StreamedJob job;
   whatif::PreparedTrace shape;
-  auto spiller = std::make_unique<Spiller>(path, meta, options, spill.get(),
-                                           spill_path, &shape, &job);
+  std::vector<whatif::PreparedTrace> held;
+  const auto new_spiller = [&] {
+    return std::make_unique<Spiller>(path, meta, options, spill.get(),
+                                     spill_path, options.hold ? &held : nullptr,
+                                     &shape, &job);
+  };
+  auto spiller = new_spiller();
   // Rows grouped by step go straight to the windows. Rows out of step
   // order (a trace written rank by rank) are only found on the way: the
-  // file is then read again through an external sort.
-  Status direct = ReadRows(path, options, [&](const trace::OpsTable& rows) {
-    return spiller->Add(rows);
-  });
+  // file is then read again through an external sort, or left to the
+  // caller.
+  // Rows out of order end this first reading at once: the second one (or
+  // the caller's) reads the whole file.
+  Status direct = ReadRows(
+      path, options,
+      [&](const trace::OpsTable& rows) { return spiller->Add(rows); },
+      [&] { return spiller->disordered(); });
   if (!direct.ok() && spiller->disordered()) {
-    if (ftruncate(fileno(spill.get()), 0) != 0) {
-      return Internal(spill_path + ": cannot reset the spill file");
+    if (!options.sort) return StreamedJob();
+    if (spill != nullptr) {
+      if (ftruncate(fileno(spill.get()), 0) != 0) {
+        return Internal(spill_path + ": cannot reset the spill file");
+      }
+      std::rewind(spill.get());
     }
-    std::rewind(spill.get());
+    held.clear();
     job = StreamedJob();
     shape = whatif::PreparedTrace();
-    spiller = std::make_unique<Spiller>(path, meta, options, spill.get(),
-                                        spill_path, &shape, &job);
+    spiller = new_spiller();
     StepSorter sorter(options.spill_dir, options.window_ops);
     RETURN_IF_ERROR(ReadRows(path, options, [&](const trace::OpsTable& rows) {
       return sorter.Add(rows);
@@ -278,10 +305,16 @@ Result<StreamedJob> StreamOpsCsv(const std::string& path,
     RETURN_IF_ERROR(direct);
   }
   RETURN_IF_ERROR(spiller->Finish());
+  if (options.hold) {
+    job.shape = std::move(shape);
+    job.windows = std::make_unique<HeldWindows>(std::move(held));
+    return job;
+  }
   if (std::fflush(spill.get()) != 0) {
     return Internal(spill_path + ": cannot write the spill file: " +
                     std::strerror(errno));
   }
+  job.shape = shape;
   job.windows = std::make_unique<SpilledWindows>(
       std::move(shape), spill.release(), spill_path);
   return job;

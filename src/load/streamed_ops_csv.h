@@ -25,6 +25,7 @@
 #include "base/status.h"
 #include "ingest/common/gunzip_stream.h"
 #include "ingest/common/input_limits.h"
+#include "load/held_windows.h"
 #include "trace/job_meta.h"
 #include "whatif/analysis.h"
 #include "whatif/prepared_trace.h"
@@ -41,6 +42,13 @@ struct StreamOptions {
   // Inflater of a gzip file: ISA-L where the build has it, else zlib (see
   // ingest::ReadOpsCsvOptions::gzip_engine).
   ingest::GzipEngine gzip_engine = ingest::GzipEngine::kIsal;
+  // Keep the prepared windows in memory (load/held_windows.h) instead of
+  // spilling them: for a job that fits, whose table alone would not.
+  bool hold = false;
+  // Rows out of step order: read the file again through the external sort
+  // (true), or stop there and return no windows (false: the caller reads
+  // the file another way).
+  bool sort = true;
 };
 
 // The windows of a streamed job, read back from their spill file on every
@@ -66,7 +74,10 @@ class SpilledWindows : public whatif::WindowSource {
 };
 
 struct StreamedJob {
-  std::unique_ptr<SpilledWindows> windows;  // and the job's shape
+  // Spilled (SpilledWindows) or held (HeldWindows); null when the rows were
+  // out of step order and StreamOptions::sort was false.
+  std::unique_ptr<whatif::WindowSource> windows;
+  whatif::PreparedTrace shape;  // the job: every step, no per-slot arrays
   uint64_t ops = 0;
   size_t num_windows = 0;
   uint64_t spill_bytes = 0;

@@ -141,14 +141,19 @@ void PackTimeline(const whatif::Timeline& t, BytePacker* out) {
   }
 }
 
-whatif::Timeline UnpackTimeline(ByteUnpacker* in) {
-  whatif::Timeline t;
-  t.layout = static_cast<whatif::Layout>(in->Get<uint8_t>());
-  t.step = in->Get<int64_t>();
-  t.step_time_s = in->Get<double>();
-  t.ideal_step_time_s = in->Get<double>();
-  t.ops.resize(in->Get<uint64_t>());
-  for (whatif::TimelineOp& op : t.ops) {
+// The bytes PackTimeline writes per op.
+constexpr size_t kPackedOpBytes = 3 * 4 + 1 + 2 * 4 + 1 + 4 * 8 + 8 + 1;
+
+// False for bytes that are not a packed timeline.
+bool UnpackTimeline(ByteUnpacker* in, whatif::Timeline* t) {
+  t->layout = static_cast<whatif::Layout>(in->Get<uint8_t>());
+  t->step = in->Get<int64_t>();
+  t->step_time_s = in->Get<double>();
+  t->ideal_step_time_s = in->Get<double>();
+  const auto n = in->Get<uint64_t>();
+  if (!in->ok() || n > in->remaining() / kPackedOpBytes) return false;
+  t->ops.resize(n);
+  for (whatif::TimelineOp& op : t->ops) {
     op.rank = in->Get<int32_t>(), op.dp = in->Get<int32_t>();
     op.pp = in->Get<int32_t>();
     op.type = static_cast<trace::OpType>(in->Get<uint8_t>());
@@ -158,7 +163,7 @@ whatif::Timeline UnpackTimeline(ByteUnpacker* in) {
     op.ideal_end_s = in->Get<double>(), op.waited_for = in->Get<int64_t>();
     op.on_critical_path = in->Get<uint8_t>() != 0;
   }
-  return t;
+  return in->done();
 }
 
 // What a pass over a windowed job gives the report: the trace's evidence
@@ -180,7 +185,7 @@ Result<WindowsRead> ReadWindows(const whatif::PreparedTrace& shape,
                                 size_t threads, Collective* collective) {
   diagnose::EvidenceBuilder builder(shape);
   std::vector<std::optional<whatif::Timeline>> found(steps.size());
-  RETURN_IF_ERROR(
+  const Status walked =
       windows->ForEachWindow([&](const whatif::PreparedTrace& w) -> Status {
         builder.AddWindow(w, threads);
         if (w.steps.empty()) return Status::Ok();
@@ -194,9 +199,15 @@ Result<WindowsRead> ReadWindows(const whatif::PreparedTrace& shape,
               found[k], whatif::BuildTimeline(w, steps[k] - first, ideal_cost));
         }
         return Status::Ok();
-      }));
+      });
+  // A failure here is still taken to Finish, where every process learns
+  // that one failed (and none waits for the others alone).
+  if (!walked.ok()) builder.Fail();
+  Result<diagnose::TraceEvidence> evidence =
+      std::move(builder).Finish(collective);
+  RETURN_IF_ERROR(walked);
   WindowsRead out;
-  ASSIGN_OR_RETURN(out.evidence, std::move(builder).Finish(collective));
+  ASSIGN_OR_RETURN(out.evidence, std::move(evidence));
   for (std::optional<whatif::Timeline>& t : found) {
     if (collective != nullptr && collective->size() > 1) {
       // Built by the process holding the step: sent to all.
@@ -207,8 +218,10 @@ Result<WindowsRead> ReadWindows(const whatif::PreparedTrace& shape,
       for (const std::string& bytes : all) {
         if (bytes.empty()) continue;
         ByteUnpacker in(bytes);
-        t = UnpackTimeline(&in);
-        if (!in.done()) return Internal("timeline: damaged bytes");
+        t.emplace();
+        if (!UnpackTimeline(&in, &*t)) {
+          return Internal("timeline: damaged bytes");
+        }
       }
     }
     if (!t) return Internal("timeline: no window holds the step");

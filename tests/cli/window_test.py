@@ -147,6 +147,47 @@ class WindowTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertIn(word, r.stderr, args)
 
+    def test_large_trace_step_by_step_held_in_memory(self):
+        # From 4M ops, an ops CSV whose rows come step by step is read in
+        # windows held in memory (16 bytes per op, not its table): the
+        # in-memory report (here `--plan`, which still reads the table,
+        # less its plan), in a fraction of the memory.
+        spec = os.path.join(self.dir, "spec.yaml")
+        with open(spec, "w") as f:
+            f.write("job: {dp: 64, pp: 4, microbatches: 8, steps: 400, "
+                    "seed: 3}\n"
+                    "compute: {forward_ms: 6, backward_ms: 12, noise: "
+                    "{dist: lognormal, sigma: 0.03}}\n"
+                    "comm: {p2p_ms: 0.3, dp_allgather_ms: 2, "
+                    "dp_reducescatter_ms: 3}\n"
+                    "stragglers:\n"
+                    "  - {kind: slow_worker, rank: 77, factor: 1.4}\n")
+        out = os.path.join(self.dir, "big")
+        r = run("simulate", spec, "--out", out, "--no-truth")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        trace = os.path.join(out, "ops.csv.gz")
+
+        def analysed(*extra):
+            path = os.path.join(self.dir, "big.json")
+            p = subprocess.Popen([STRAG, "analyze", trace, "--json", path,
+                                  "--quiet", *extra],
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
+            _, status, usage = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            self.assertEqual(p.returncode, 0, p.stderr.read())
+            p.stderr.close()
+            with open(path) as f:
+                return json.load(f), usage.ru_maxrss
+        held, held_rss = analysed()
+        whole, whole_rss = analysed("--plan")
+        self.assertEqual(held["job"]["ops"], 4761600)
+        whole.pop("plan")
+        self.assertEqual(held, whole)
+        self.assertEqual(held["report"]["probable_cause"], "faulty_worker")
+        print(f"held {held_rss} KB, whole {whole_rss} KB", file=sys.stderr)
+        self.assertLess(held_rss, 0.7 * whole_rss, (held_rss, whole_rss))
+
     def test_bad_uses(self):
         cases = [
             (["analyze", DEMO, "--window-ops", "0"], "--window-ops"),

@@ -185,6 +185,16 @@ TEST(SimulatedCausesTest, WindowsAndProcessesGiveTheWholeTracesDiagnosis) {
   st.stall_ms = 40;
   stall.spec.stragglers.push_back(st);
   scenarios.push_back(stall);
+  Scenario pipeline = Make(Cause::kHostPause, 4);  // one DP replica
+  pipeline.spec.job.dp = 1;
+  scenarios.push_back(pipeline);
+  Scenario flat = Make(Cause::kFaultyWorker, 5);  // one stage
+  flat.spec.job.pp = 1;
+  flat.spec.job.microbatches = 2;
+  scenarios.push_back(flat);
+  Scenario one_step = Make(Cause::kFaultyWorker, 1);  // a capture
+  one_step.spec.job.steps = 1;
+  scenarios.push_back(one_step);
   for (const Scenario& s : scenarios) {
     auto job = sim::Simulate(s.spec, {.truth = false});
     ASSERT_TRUE(job.ok()) << job.status().message();
@@ -213,6 +223,7 @@ TEST(SimulatedCausesTest, WindowsAndProcessesGiveTheWholeTracesDiagnosis) {
       ExpectSameDiagnosis(diagnose::Diagnose(*e, *result, {.tp = 2}), expected,
                           "windows");
     }
+    if (steps < 3) continue;  // (more processes than steps: each alone)
     std::vector<diagnose::TraceEvidence> got(3);
     ThreadCollective::Run(3, [&](Collective& c) {
       const Share share = ShareOf(steps, c.rank(), c.size());
@@ -227,7 +238,20 @@ TEST(SimulatedCausesTest, WindowsAndProcessesGiveTheWholeTracesDiagnosis) {
     for (const diagnose::TraceEvidence& e : got) {
       ExpectSameEvidence(e, whole, "3 processes");
     }
+    // One process's windows failed: every process's Finish fails (none
+    // waits for the others alone).
+    std::vector<int> finished(3, 1);
+    ThreadCollective::Run(3, [&](Collective& c) {
+      const Share share = ShareOf(steps, c.rank(), c.size());
+      diagnose::EvidenceBuilder builder(t);
+      builder.AddWindow(
+          whatif::SliceSteps(t, share.first, share.end - share.first));
+      if (c.rank() == 1) builder.Fail();
+      finished[c.rank()] = std::move(builder).Finish(&c).ok() ? 1 : 0;
+    });
+    EXPECT_EQ(finished, std::vector<int>({0, 0, 0}));
     // Windows that miss a step are refused, not diagnosed.
+    if (steps < 4) continue;
     diagnose::EvidenceBuilder gap(t);
     gap.AddWindow(whatif::SliceSteps(t, 0, 2));
     gap.AddWindow(whatif::SliceSteps(t, 3, steps - 3));
