@@ -135,10 +135,12 @@ std::string OverMemoryBudget(const MemoryBudget& budget,
 }
 
 // --window-ops, or a trace over the memory budget (`over_budget` says
-// why): an ops CSV read and analysed a window of steps at a time.
+// why), or a large trace under mpirun (`shared_window_ops`, no flag): an
+// ops CSV read and analysed a window of steps at a time.
 Status RunInWindows(const Flags& flags, const load::JobRead& read,
                     const report::ReportOptions& options, OutputFiles* out,
-                    ReportView view, const std::string& over_budget) {
+                    ReportView view, const std::string& over_budget,
+                    uint64_t shared_window_ops = 0) {
   if (load::IsKinetoJob(read.inputs)) {
     return InvalidInput("flag --window-ops: only for an ops CSV");
   }
@@ -151,7 +153,9 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
                   "(--memory-budget to allow more)");
   }
   uint64_t window_ops = kBudgetWindowOps;
-  if (over_budget.empty()) {
+  if (shared_window_ops != 0) {
+    window_ops = shared_window_ops;
+  } else if (over_budget.empty()) {
     const std::string text = flags.Get("window-ops").value_or("");
     const std::optional<uint64_t> window = ParseBytes(text);
     if (!window || *window == 0 || *window > (uint64_t{1} << 32)) {
@@ -247,9 +251,7 @@ constexpr size_t kHeldWindowOps = size_t{1} << 20;
 // another order (found in its first rows): the caller reads it whole.
 Result<bool> RunInHeldWindows(const Flags& flags, const load::JobRead& read,
                               const report::ReportOptions& options,
-                              const std::optional<load::OpsCsvSize>& size,
                               OutputFiles* out, const std::string& trace) {
-  if (!size || size->rows < kHeldWindowsFromOps) return false;
   load::StreamOptions stream{.window_ops = kHeldWindowOps,
                              .threads = read.threads,
                              .limits = read.limits,
@@ -339,12 +341,17 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
   if (const std::string over = OverMemoryBudget(budget, size); !over.empty()) {
     return RunInWindows(flags, read, options, &out, view, over);
   }
-  // A large ops CSV whose rows come step by step: its windows held in
-  // memory (16 bytes per op) instead of its table (65 and more).
-  if (!kineto && view == ReportView::kAnalysis && !options.plan &&
-      (ProcessCollective() == nullptr || ProcessCollective()->size() <= 1)) {
-    ASSIGN_OR_RETURN(const bool done, RunInHeldWindows(flags, read, options,
-                                                       size, &out, trace_path));
+  // A large ops CSV: under mpirun each process reads a share and holds its
+  // steps (whatever the order of the rows); alone, when its rows come step
+  // by step, its windows are held in memory (16 bytes per op) instead of
+  // its table (65 and more). The same report either way.
+  if (!kineto && view == ReportView::kAnalysis && !options.plan && size &&
+      size->rows >= kHeldWindowsFromOps) {
+    if (ProcessCollective() != nullptr && ProcessCollective()->size() > 1) {
+      return RunInWindows(flags, read, options, &out, view, "", kHeldWindowOps);
+    }
+    ASSIGN_OR_RETURN(const bool done,
+                     RunInHeldWindows(flags, read, options, &out, trace_path));
     if (done) return Status::Ok();
   }
   ASSIGN_OR_RETURN(report::ReportInput in, load::ReadJob(std::move(read)));

@@ -140,6 +140,34 @@ class MpiTest(unittest.TestCase):
                       "share", r.stderr)
         self.assertEqual(r.stderr.count(files[5]), 1, r.stderr)
 
+    def test_large_trace_read_by_shares_without_flags(self):
+        # From 4M ops an ops CSV is read by shares under mpirun without
+        # --window-ops (rows in any order: here rank by rank), each process
+        # holding its steps: one process's report.
+        spec = os.path.join(self.dir, "spec.yaml")
+        with open(spec, "w") as f:
+            f.write("job: {dp: 64, pp: 4, microbatches: 8, steps: 400, "
+                    "seed: 3}\n"
+                    "stragglers:\n"
+                    "  - {kind: slow_worker, rank: 77, factor: 1.4}\n")
+        out = os.path.join(self.dir, "big")
+        r = run("simulate", spec, "--out", out, "--no-truth")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with gzip.open(os.path.join(out, "ops.csv.gz"), "rt") as f:
+            lines = f.read().splitlines()
+        by_rank = os.path.join(self.dir, "trace-big.csv")
+        with open(by_rank, "w") as f:
+            f.write("\n".join([lines[0]] + sorted(
+                lines[1:], key=lambda r: int(r.split(",")[2]))) + "\n")
+        shutil.copy(os.path.join(out, "meta.yaml"),
+                    os.path.join(self.dir, "meta-big.yaml"))
+        self.expect_identical(["analyze", by_rank], counts=(2,))
+        r = run("analyze", by_rank, "--json", os.path.join(self.dir, "b.json"),
+                processes=2)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("4761600 ops over 2 processes, each holding its steps",
+                      r.stderr)
+
     def test_bad_input_is_one_error(self):
         r = run("analyze", os.path.join(self.dir, "missing.csv"), processes=3)
         self.assertEqual(r.returncode, 2, r.stderr)
