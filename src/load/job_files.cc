@@ -77,9 +77,12 @@ Result<report::ReportInput> ReadJobFiles(JobRead& read,
   }
   ASSIGN_OR_RETURN(trace::OpsTable ops,
                    ingest::ReadOpsCsvFile(source, {.limits = read.limits}));
+  if (table == nullptr) {  // the table goes: released while preparing
+    return report::OpsTableInputReleasing(&ops, meta, source, read.threads);
+  }
   ASSIGN_OR_RETURN(report::ReportInput in,
                    report::OpsTableInput(ops, meta, source, read.threads));
-  if (table != nullptr) *table = std::move(ops);
+  *table = std::move(ops);
   return in;
 }
 

@@ -96,6 +96,18 @@ Result<ReportInput> OpsTableInput(const trace::OpsTable& table,
   return in;
 }
 
+Result<ReportInput> OpsTableInputReleasing(trace::OpsTable* table,
+                                           trace::JobMeta meta,
+                                           std::string source, size_t threads) {
+  auto prepared = whatif::PrepareTraceReleasing(table, meta, threads);
+  if (!prepared.ok()) return prepared.status().WithContext(source);
+  ReportInput in{.source = std::move(source),
+                 .prepared = std::move(prepared).value(),
+                 .meta = std::move(meta)};
+  in.prepared.sequences = TableSequences(*table, in.prepared);
+  return in;
+}
+
 ReportInput SimulatedInput(sim::SimulatedJob* job) {
   ReportInput in{.source = "simulated " + job->spec.name,
                  .meta = sim::MetaOf(*job)};

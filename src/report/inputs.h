@@ -23,6 +23,15 @@ Result<ReportInput> OpsTableInput(const trace::OpsTable& table,
                                   trace::JobMeta meta, std::string source,
                                   size_t threads = 1);
 
+// OpsTableInput for a table the caller drops afterwards: columns the
+// preparation no longer reads are released on the way
+// (whatif::PrepareTraceReleasing), so that the table and the prepared
+// arrays are not held whole at once.
+Result<ReportInput> OpsTableInputReleasing(trace::OpsTable* table,
+                                           trace::JobMeta meta,
+                                           std::string source,
+                                           size_t threads = 1);
+
 // The simulated job as the analysis sees a trace, without an ops table
 // (which would cost ~100 bytes per op): the replayed starts, the simulated
 // costs (durations and transfer times, exact) and launch delays, moved out

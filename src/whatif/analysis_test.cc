@@ -161,7 +161,31 @@ TEST(PrepareTraceTest, RowsInAnyOrderGiveTheSameArrays) {
     EXPECT_TRUE(scattered->launch_delay == in_order->launch_delay) << threads;
     EXPECT_TRUE(scattered->cost == in_order->cost) << threads;
     EXPECT_EQ(scattered->step_t_base, in_order->step_t_base) << threads;
+    // Releasing the columns placing does not read changes nothing (on rows
+    // in order: the run-by-run pass; shuffled: the row-order one).
+    for (const trace::OpsTable* rows : {&*made, &shuffled}) {
+      trace::OpsTable copy = *rows;
+      auto released = PrepareTraceReleasing(&copy, {}, threads);
+      auto kept = PrepareTrace(*rows, {}, threads);
+      ASSERT_TRUE(released.ok()) << released.status().message();
+      EXPECT_TRUE(released->row == kept->row) << threads;
+      EXPECT_TRUE(released->start == kept->start) << threads;
+      EXPECT_TRUE(released->launch_delay == kept->launch_delay) << threads;
+      EXPECT_TRUE(released->cost == kept->cost) << threads;
+      EXPECT_EQ(released->step_t_base, kept->step_t_base) << threads;
+      EXPECT_TRUE(copy.rank.empty() && copy.global_chunk.empty());
+      EXPECT_EQ(copy.op_type.size(), rows->size());
+    }
   }
+  // And the errors: a row twice is found and named the same way.
+  trace::OpsTable twice = *made;
+  twice.AppendRows(*made, 5, 6);
+  trace::OpsTable copy = twice;
+  auto kept = PrepareTrace(twice, {}, 2);
+  auto released = PrepareTraceReleasing(&copy, {}, 2);
+  ASSERT_FALSE(kept.ok());
+  ASSERT_FALSE(released.ok());
+  EXPECT_EQ(released.status().message(), kept.status().message());
 }
 
 TEST(AnalyzeTest, BalancedJobHasNoSlowdown) {

@@ -2,6 +2,7 @@
 #include "whatif/prepared_trace.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -590,17 +591,47 @@ std::string WorkerLabel(Layout layout, int32_t rank, int32_t dp, int32_t pp) {
   return label;
 }
 
-Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
-                                   const trace::JobMeta& meta, size_t threads) {
+namespace {
+
+// PrepareTrace, calling `after_shape` once the shape is built (before the
+// slot arrays are allocated).
+Result<PreparedTrace> PrepareWhole(const trace::OpsTable& table,
+                                   const trace::JobMeta& meta, size_t threads,
+                                   const std::function<void()>& after_shape) {
   if (threads == 0) threads = HardwareThreads();
   RETURN_IF_ERROR(CheckOpCount(table));
   const std::vector<uint32_t> runs = RunStarts(table, threads);
   ASSIGN_OR_RETURN(PreparedTrace p, PrepareShapeOfRuns(table, runs, meta));
+  after_shape();
   BigVector<float> end;
   std::vector<float> step_min;
   RETURN_IF_ERROR(PlaceRows(table, runs, &p, &end, &step_min, threads));
   PreprocessTraced(end, step_min, &p, threads);
   return p;
+}
+
+}  // namespace
+
+Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
+                                   const trace::JobMeta& meta, size_t threads) {
+  return PrepareWhole(table, meta, threads, [] {});
+}
+
+Result<PreparedTrace> PrepareTraceReleasing(trace::OpsTable* table,
+                                            const trace::JobMeta& meta,
+                                            size_t threads) {
+  trace::OpsTable& t = *table;
+  // Placing reads the keys, steps, workers' coordinates and times: the rest
+  // goes before the slot arrays come (a third of the table).
+  return PrepareWhole(t, meta, threads, [&t] {
+    const auto release = [](auto& column) {
+      std::decay_t<decltype(column)>().swap(column);
+    };
+    release(t.rank), release(t.chunk), release(t.global_chunk);
+    release(t.tp), release(t.cp), release(t.tokens);
+    if (t.has_s32_times()) release(t.dur_ns);
+    if (t.extra.empty()) release(t.microbatch);  // (sequence lengths use it)
+  });
 }
 
 Result<PreparedTrace> PrepareShape(const trace::OpsTable& table,

@@ -105,6 +105,16 @@ Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
                                    const trace::JobMeta& meta,
                                    size_t threads = 1);
 
+// PrepareTrace for a table the caller will not read again but for its
+// keys, steps, times, microbatches (when it has extra columns: sequence
+// lengths) and extra columns: the other columns (ranks, chunks, nanosecond
+// durations where binary32 ones exist, tp, cp, tokens) are released once
+// the shape is built, before the slot arrays are allocated, so that both
+// are not held whole at once. The same result and errors as PrepareTrace.
+Result<PreparedTrace> PrepareTraceReleasing(trace::OpsTable* table,
+                                            const trace::JobMeta& meta,
+                                            size_t threads = 1);
+
 // A job in windows of steps (whatif::AnalyzeWindows), for jobs too large to
 // prepare at once. PrepareShape: the layout, model, steps, workers and
 // topology of the whole table, without per-slot arrays. PrepareWindow: the
