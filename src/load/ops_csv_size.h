@@ -14,8 +14,10 @@
 namespace strag::load {
 
 // What the in-memory analysis holds per op of an ops CSV at its peak (the
-// table and the prepared arrays together; 86 bytes measured from a CSV),
-// with a margin, and per extra text column (kept as a string per row: the
+// table, 65 bytes, while it is read; then the columns placing reads and
+// the prepared arrays together: 73 bytes measured on trace-AR x16 with the
+// process itself, 86 before the other columns were released), with a
+// margin, and per extra text column (kept as a string per row: the
 // simulator's `seq_lens` brings 86 to 140).
 inline constexpr uint64_t kInMemoryBytesPerOp = 100;
 inline constexpr uint64_t kInMemoryBytesPerExtraColumn = 40;
