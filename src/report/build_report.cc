@@ -175,9 +175,9 @@ struct WindowsRead {
 
 // One more pass over the windows: the evidence of every step and the
 // timelines of `steps` (indices into the job's steps), on `threads`
-// threads. Under a collective
-// each process reads its windows (its share of the steps), and every
-// process gets the whole job's evidence and every timeline.
+// threads. Under a collective each process reads its windows (its share
+// of the steps), and every process gets the whole job's evidence and every
+// timeline.
 Result<WindowsRead> ReadWindows(const whatif::PreparedTrace& shape,
                                 whatif::WindowSource* windows,
                                 const std::vector<double>& ideal_cost,
