@@ -23,26 +23,29 @@ std::string Format(const char* fmt, double a, double b, double c, double d) {
   return buf;
 }
 
-// [worker][step] from the evidence's [step * workers + worker].
-std::vector<std::vector<double>> WorkerComputePerStep(const TraceEvidence& e) {
-  const size_t steps = e.steps.size(), workers = e.workers.size();
-  std::vector<std::vector<double>> out(workers, std::vector<double>(steps));
-  for (size_t s = 0; s < steps; ++s) {
-    for (size_t k = 0; k < workers; ++k) out[k][s] = e.compute[s * workers + k];
-  }
-  return out;
-}
+namespace {
 
-std::vector<std::vector<double>> WorkerComputePerStep(
-    const whatif::PreparedTrace& t) {
-  const size_t steps = t.steps.size(), workers = t.workers.size();
-  std::vector<double> flat(steps * workers, 0.0);
-  AddWorkerCompute(t, flat.data());
+// [worker][step] from [step * workers + worker].
+std::vector<std::vector<double>> ByWorker(const std::vector<double>& flat,
+                                          size_t steps, size_t workers) {
   std::vector<std::vector<double>> out(workers, std::vector<double>(steps));
   for (size_t s = 0; s < steps; ++s) {
     for (size_t k = 0; k < workers; ++k) out[k][s] = flat[s * workers + k];
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> WorkerComputePerStep(const TraceEvidence& e) {
+  return ByWorker(e.compute, e.steps.size(), e.workers.size());
+}
+
+std::vector<std::vector<double>> WorkerComputePerStep(
+    const whatif::PreparedTrace& t) {
+  std::vector<double> flat(t.steps.size() * t.workers.size(), 0.0);
+  AddWorkerCompute(t, flat.data());
+  return ByWorker(flat, t.steps.size(), t.workers.size());
 }
 
 double MeanOf(const std::vector<double>& v) {

@@ -63,8 +63,6 @@ class SpilledWindows : public whatif::WindowSource {
   SpilledWindows& operator=(const SpilledWindows&) = delete;
   Status ForEachWindow(
       const std::function<Status(const whatif::PreparedTrace&)>& fn) override;
-  // The job: every step, no per-slot arrays.
-  const whatif::PreparedTrace& shape() const { return shape_; }
 
  private:
   whatif::PreparedTrace shape_;

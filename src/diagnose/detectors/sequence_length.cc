@@ -12,7 +12,6 @@
 
 namespace strag::diagnose {
 
-using trace::OpType;
 namespace {
 
 // Without forward/backward op types (profiler traces): compute that varies
