@@ -39,6 +39,8 @@ struct Costs {
   std::span<const double> values;       // per node
 };
 
+enum class Kernels : uint8_t { kWidest, kBaseline };
+
 struct ReplayInput {
   const graph::DepGraph* graph = nullptr;  // not owned; must be finalized
   size_t num_lanes = 0;
@@ -55,6 +57,10 @@ struct ReplayInput {
   // sync domain have started (0: all). Only meaningful when every lane is one
   // DP replica (no folding); late lanes end with the group.
   uint32_t dp_quorum = 0;
+  // The instruction set of the inner loop: the widest the CPU has (AVX2 on
+  // x86-64 where present), or the baseline build's. Both give the same
+  // bits (only adds and maxima); the choice exists for tests.
+  Kernels kernels = Kernels::kWidest;
 };
 
 // Per sync domain (step): `span` = max end - min start over every op and

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,20 @@ Replayed ReplayDense(const DepGraph& g, size_t lanes,
   Replayed run;
   ReplayWorkspace ws;
   run.steps = replay::Replay(in, &ws, &run.t);
-  // Without keeping the times the step times are the same.
+  // Without keeping the times the step times are the same, and the
+  // baseline kernels give the bits of the widest (AVX2 here, where the CPU
+  // has it).
   const StepTimes again = replay::Replay(in, &ws);
   EXPECT_EQ(again.span, run.steps.span);
   EXPECT_EQ(again.opt, run.steps.opt);
+  ReplayInput baseline = in;
+  baseline.kernels = Kernels::kBaseline;
+  Replayed base;
+  base.steps = replay::Replay(baseline, &ws, &base.t);
+  EXPECT_EQ(base.steps.span, run.steps.span);
+  EXPECT_EQ(base.steps.opt, run.steps.opt);
+  EXPECT_TRUE(std::ranges::equal(base.t.start.span(), run.t.start.span()));
+  EXPECT_TRUE(std::ranges::equal(base.t.end.span(), run.t.end.span()));
   return run;
 }
 

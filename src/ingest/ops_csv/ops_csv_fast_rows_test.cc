@@ -307,9 +307,8 @@ TEST(OpsCsvFastRowsTest, DigitRunsBeforeAnyByte) {
 }
 
 // The 17-digit texts of binary32 times (Python's repr of the float as a
-// double, "2.6883304119110107") take the long-double quotient: the same
-// binary64 as from_chars, and the values exactly on a binary64 midpoint
-// (where that quotient could round the wrong way) too.
+// double, "2.6883304119110107"): the same binary64 as from_chars, and the
+// values exactly on a binary64 midpoint (ties, to even) too.
 TEST(OpsCsvFastRowsTest, SeventeenDigitTimesAndMidpoints) {
   const auto check = [](const std::string& text) {
     const std::string padded = text + ",\n........";
@@ -342,6 +341,72 @@ TEST(OpsCsvFastRowsTest, SeventeenDigitTimesAndMidpoints) {
         "9007199254740993.0", "0.9007199254740993", "9007199254740992",
         "9007199254740994", "18014398509481985", "18014398509481987"}) {
     check(text);
+  }
+}
+
+// PlainDecimalToDouble against from_chars for every fraction 0-19 and
+// mantissas of every bit length (1 to 64 bits), the 19-digit extremes, and
+// texts on and next to binary64 midpoints: k + 1/2 ulp for binary64s k with few
+// decimal digits, which lie exactly on a tie, and the decimals one unit above
+// and below them.
+TEST(OpsCsvFastRowsTest, PlainDecimalToDoubleIsTheNearestBinary64) {
+  const auto check = [](uint64_t mantissa, int fraction) {
+    std::string digits = std::to_string(mantissa);
+    if (static_cast<int>(digits.size()) <= fraction) {
+      digits =
+          std::string(static_cast<size_t>(fraction) + 1 - digits.size(), '0') +
+          digits;
+    }
+    const std::string text =
+        fraction == 0 ? digits
+                      : digits.substr(0, digits.size() - fraction) + "." +
+                            digits.substr(digits.size() - fraction);
+    double expected = 0;
+    std::from_chars(text.data(), text.data() + text.size(), expected);
+    const ops_csv::PlainDecimal d{
+        .negative = false, .mantissa = mantissa, .fraction = fraction};
+    const double value = ops_csv::PlainDecimalToDouble(
+        d, text.data(), text.data() + text.size());
+    ASSERT_EQ(std::bit_cast<uint64_t>(value), std::bit_cast<uint64_t>(expected))
+        << text << " = " << mantissa << "e-" << fraction;
+  };
+  std::mt19937_64 rng(19);
+  for (int fraction = 0; fraction <= 19; ++fraction) {
+    for (int bits = 1; bits <= 64; ++bits) {
+      for (int i = 0; i < 400; ++i) {
+        const uint64_t top = uint64_t{1} << (bits - 1);
+        check(top | (rng() & (top - 1)), fraction);
+      }
+    }
+    const uint64_t edges[] = {1,
+                              9,
+                              10,
+                              9'999'999'999'999'999'999ULL,
+                              10'000'000'000'000'000'000ULL,
+                              ~uint64_t{0},
+                              (uint64_t{1} << 53) - 1,
+                              uint64_t{1} << 53,
+                              (uint64_t{1} << 53) + 1,
+                              uint64_t{1} << 63};
+    for (const uint64_t m : edges) check(m, fraction);
+  }
+  // Ties: halfway between binary64s k and k + 1 (k of 53 bits) lies
+  // (2k + 1) * 2^-j, the decimal (2k + 1) * 5^j * 10^-j, exact while it
+  // fits the mantissa (j up to 4), also with trailing zeros.
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t k =
+        (uint64_t{1} << 52) | (rng() & ((uint64_t{1} << 52) - 1));
+    unsigned __int128 m = 2 * k + 1;
+    for (int j = 0; j <= 19 && m <= ~uint64_t{0}; ++j, m *= 5) {
+      for (unsigned __int128 z = m, t = 0; j + t <= 19 && z <= ~uint64_t{0};
+           z *= 10, ++t) {
+        const auto mantissa = static_cast<uint64_t>(z);
+        const int fraction = j + static_cast<int>(t);
+        check(mantissa, fraction);
+        check(mantissa - 1, fraction);
+        check(mantissa + 1, fraction);
+      }
+    }
   }
 }
 
