@@ -93,17 +93,18 @@ void BM_ReadWholeThenParseAr(benchmark::State& state) {
 BENCHMARK(BM_ReadWholeThenParseAr)->Unit(benchmark::kMillisecond);
 
 // ReadOpsCsvFile; the arguments say whether gzip is inflated on a second
-// thread, and by ISA-L (else zlib).
+// thread, and by ISA-L (else zlib), and how many threads parse (0: one per
+// core, as strag analyze reads).
 void BM_ReadOpsCsvFileAr(benchmark::State& state) {
   if (CompressedTrace().empty()) {
     state.SkipWithError("reference data not found");
     return;
   }
-  const ReadOpsCsvOptions options{.inflate_on_thread = state.range(0) != 0,
-                                  .threads = 1,
-                                  .gzip_engine = state.range(1) != 0
-                                                     ? GzipEngine::kIsal
-                                                     : GzipEngine::kZlib};
+  const ReadOpsCsvOptions options{
+      .inflate_on_thread = state.range(0) != 0,
+      .threads = static_cast<size_t>(state.range(2)),
+      .gzip_engine =
+          state.range(1) != 0 ? GzipEngine::kIsal : GzipEngine::kZlib};
   for (auto _ : state) {
     Result<trace::OpsTable> table = ReadOpsCsvFile(TracePath(), options);
     benchmark::DoNotOptimize(table);
@@ -112,8 +113,9 @@ void BM_ReadOpsCsvFileAr(benchmark::State& state) {
                           static_cast<int64_t>(Csv().size()));
 }
 BENCHMARK(BM_ReadOpsCsvFileAr)
-    ->ArgNames({"threaded", "isal"})
-    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->ArgNames({"threaded", "isal", "threads"})
+    ->ArgsProduct({{0, 1}, {0, 1}, {1}})
+    ->Args({1, 1, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
