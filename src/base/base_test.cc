@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/check.h"
@@ -159,6 +161,42 @@ TEST(ParallelForTest, EveryTaskRunsOnce) {
   ParallelFor(hits.size(), 4, [&](size_t k, size_t) { ++hits[k]; });
   for (const auto& h : hits) EXPECT_EQ(h.load(), 1);
   EXPECT_GE(HardwareThreads(), 1u);
+}
+
+// The parked helper threads, called again and again with more and fewer
+// workers, from inside a task (nested: the helpers are busy) and from two
+// threads at once: every task once, every worker index in range, and an
+// exception thrown by a task reaches the caller.
+TEST(ParallelForTest, CallsAgainNestedAndFromTwoThreads) {
+  const auto check = [](size_t tasks, size_t workers) {
+    std::vector<std::atomic<int>> hits(tasks);
+    std::atomic<bool> bad_worker{false};
+    ParallelFor(tasks, workers, [&](size_t k, size_t w) {
+      if (w >= workers) bad_worker = true;
+      ++hits[k];
+    });
+    for (const auto& h : hits) EXPECT_EQ(h.load(), 1);
+    EXPECT_FALSE(bad_worker.load());
+  };
+  for (int round = 0; round < 50; ++round) {
+    for (size_t workers : {2, 5, 3, 1, 7}) check(40, workers);
+  }
+  std::atomic<int> inner{0};
+  ParallelFor(6, 3, [&](size_t, size_t) {
+    ParallelFor(10, 2, [&](size_t, size_t) { ++inner; });
+  });
+  EXPECT_EQ(inner.load(), 60);
+  std::thread other([&] {
+    for (int round = 0; round < 50; ++round) check(30, 3);
+  });
+  for (int round = 0; round < 50; ++round) check(30, 2);
+  other.join();
+  EXPECT_THROW(ParallelFor(20, 3,
+                           [](size_t k, size_t) {
+                             if (k == 7) throw std::bad_alloc();
+                           }),
+               std::bad_alloc);
+  check(20, 3);  // the helpers are free again
 }
 
 }  // namespace
