@@ -6,8 +6,10 @@
 // Results stay deterministic when fn writes only to its task's own slot and
 // to its worker's own scratch. workers <= 1 runs everything on the caller's
 // thread. An exception thrown by fn (std::bad_alloc) stops the handing out
-// of tasks and is rethrown on the caller's thread after every thread has
-// joined.
+// of tasks and is rethrown on the caller's thread after every thread is
+// done with it. The helper threads (workers - 1 of them) are kept parked
+// between calls; a call that finds them busy (made from inside a task, or
+// from another thread at the same time) starts threads of its own.
 
 #ifndef STRAG_SRC_BASE_PARALLEL_FOR_H_
 #define STRAG_SRC_BASE_PARALLEL_FOR_H_

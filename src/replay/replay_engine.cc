@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "base/check.h"
+#include "base/cpu_features.h"
 
 namespace strag::replay {
 namespace {
@@ -160,36 +161,32 @@ void WindowStepTimes(const ReplayInput& in, const Window& w,
 }
 
 // One window replayed and its step times: the whole inner loop of Replay,
-// inlined into one function per instruction set. Only adds and maxima of
-// doubles (no multiply to contract), so every set gives the same bits.
+// also compiled for AVX2 (base/cpu_features.h: only adds and maxima of
+// doubles, so the same bits; 2.2x faster replays on trace-AR x16).
 void RunWindow(const ReplayInput& in, ReplayWorkspace* ws, const Window& w,
                StepTimes* out) {
   WindowReplay(in, ws, w).Run();
   WindowStepTimes(in, w, ws, out);
 }
 
+#if STRAG_AVX2_CLONES
+STRAG_AVX2_FLATTEN void RunWindowAvx2(const ReplayInput& in,
+                                      ReplayWorkspace* ws, const Window& w,
+                                      StepTimes* out) {
+  RunWindow(in, ws, w, out);
+}
+#endif
+
 using WindowRunner = void (*)(const ReplayInput&, ReplayWorkspace*,
                               const Window&, StepTimes*);
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-// The same with 4 doubles per instruction where the CPU has AVX2 (the
-// baseline x86-64 build has 2): `flatten` inlines every call into this
-// function, so all of it is compiled for AVX2, and nothing compiled for
-// AVX2 is shared with the baseline path. 2.2x faster replays on trace-AR
-// x16 (docs/performance.md).
-__attribute__((target("avx2"), flatten)) void RunWindowAvx2(
-    const ReplayInput& in, ReplayWorkspace* ws, const Window& w,
-    StepTimes* out) {
-  WindowReplay(in, ws, w).Run();
-  WindowStepTimes(in, w, ws, out);
-}
-
-WindowRunner WidestWindowRunner() {
-  return __builtin_cpu_supports("avx2") ? &RunWindowAvx2 : &RunWindow;
-}
-#else
-WindowRunner WidestWindowRunner() { return &RunWindow; }
+WindowRunner ChooseWindowRunner(Kernels kernels) {
+#if STRAG_AVX2_CLONES
+  if (kernels == Kernels::kWidest && CpuHasAvx2()) return &RunWindowAvx2;
 #endif
+  (void)kernels;
+  return &RunWindow;
+}
 
 }  // namespace
 
@@ -212,9 +209,7 @@ StepTimes Replay(const ReplayInput& in, ReplayWorkspace* ws, ReplayTimes* keep,
     keep->start.Resize(n * in.num_lanes);
     keep->end.Resize(n * in.num_lanes);
   }
-  static const WindowRunner widest = WidestWindowRunner();
-  const WindowRunner run_window =
-      in.kernels == Kernels::kWidest ? widest : &RunWindow;
+  const WindowRunner run_window = ChooseWindowRunner(in.kernels);
   for (size_t k = 0; k < domains;) {
     Window w;
     w.lo = in.sync_offsets[k];

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "base/parallel_for.h"
 
 namespace strag::whatif {
@@ -566,6 +567,16 @@ void PreprocessSteps(const BigVector<float>& end,
   }
 }
 
+#if STRAG_AVX2_CLONES
+// The same compiled for AVX2 (base/cpu_features.h): maxima and
+// differences of floats only, so the same bits.
+STRAG_AVX2_FLATTEN void PreprocessStepsAvx2(const BigVector<float>& end,
+                                            const std::vector<float>& step_min,
+                                            StepRange range, PreparedTrace* p) {
+  PreprocessSteps(end, step_min, range, p);
+}
+#endif
+
 }  // namespace
 
 void PreprocessTraced(const BigVector<float>& end,
@@ -578,6 +589,12 @@ void PreprocessTraced(const BigVector<float>& end,
   const std::vector<StepRange> ranges =
       SplitSteps(p->steps.size(), kRangesPerThread * threads);
   ParallelFor(ranges.size(), threads, [&](size_t k, size_t /*worker*/) {
+#if STRAG_AVX2_CLONES
+    if (CpuHasAvx2()) {
+      PreprocessStepsAvx2(end, step_min, ranges[k], p);
+      return;
+    }
+#endif
     PreprocessSteps(end, step_min, ranges[k], p);
   });
 }
