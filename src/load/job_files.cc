@@ -75,8 +75,12 @@ Result<report::ReportInput> ReadJobFiles(JobRead& read,
                          read.threads ? read.threads : HardwareThreads(),
                          std::move(options), read.limits, read.collective);
   }
-  ASSIGN_OR_RETURN(trace::OpsTable ops,
-                   ingest::ReadOpsCsvFile(source, {.limits = read.limits}));
+  // Without a caller for the table, only the analysis reads it, and it
+  // reads durations as binary32 seconds: no nanosecond durations.
+  ASSIGN_OR_RETURN(
+      trace::OpsTable ops,
+      ingest::ReadOpsCsvFile(
+          source, {.limits = read.limits, .ns_durations = table != nullptr}));
   if (table == nullptr) {  // the table goes: released while preparing
     return report::OpsTableInputReleasing(&ops, meta, source, read.threads);
   }

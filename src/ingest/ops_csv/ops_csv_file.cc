@@ -28,6 +28,7 @@ Result<trace::OpsTable> ReadOpsCsvFile(const std::string& path,
                    TextReader::Open(path, block_bytes, options.gzip_engine));
   OpsCsvParser parser(path, reader->text_bytes_hint(),
                       options.limits.max_line_bytes, threads);
+  if (!options.ns_durations) parser.DropNsDurations();
   const TextBlockOptions block_options{
       .block_bytes = block_bytes,
       .inflate_on_thread = options.inflate_on_thread,

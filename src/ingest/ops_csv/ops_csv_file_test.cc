@@ -13,6 +13,7 @@
 #include "ingest/common/gunzip_stream.h"
 #include "ingest/common/gzip.h"
 #include "ingest/common/parallel_gzip_writer.h"
+#include "ingest/ops_csv/ops_csv_parser.h"
 #include "ingest/ops_csv/ops_csv_reader.h"
 #include "ingest/ops_csv/ops_csv_test_util.h"
 
@@ -139,6 +140,41 @@ TEST(ReadOpsCsvFileTest, EveryBlockSizeGivesTheSameTable) {
   EXPECT_EQ(table->size(), 5u);
   ExpectSameAsWhole(plain, EveryBlockSize(kTrickyCsv.size() + 1));
   ExpectSameAsWhole(gz, EveryBlockSize(kTrickyCsv.size() + 1));
+}
+
+// Without nanosecond durations: the same table but an empty dur_ns (the
+// binary32 durations, and the errors, as always), on the general path's
+// rows (quotes, CRLF), on rows parsed in parts on several threads, and for
+// a negative or malformed duration.
+TEST(ReadOpsCsvFileTest, WithoutNsDurationsOnlyDurNsIsEmpty) {
+  const std::string negative =
+      ManyRows(3) + "0,0,1,1,forward-compute,9.5,-0.5,3\n";
+  const std::string malformed =
+      ManyRows(3) + "0,0,1,1,forward-compute,9.5,0.5x,3\n";
+  const std::string many = ManyRows(200000);
+  ASSERT_GT(many.size(), 4 * OpsCsvParser::kMinPartBytes);
+  int n = 0;
+  for (const std::string_view csv :
+       {std::string_view(kTrickyCsv), std::string_view(many),
+        std::string_view(negative), std::string_view(malformed)}) {
+    const std::string path =
+        WriteTemp("strag_no_ns_" + std::to_string(n++) + ".csv", csv);
+    for (size_t threads : {1, 3}) {
+      Result<trace::OpsTable> expected =
+          ReadOpsCsvFile(path, {.threads = threads});
+      if (expected.ok()) {
+        ASSERT_EQ(expected->dur_ns.size(), expected->size());
+        expected->dur_ns.clear();
+      }
+      const Result<trace::OpsTable> got =
+          ReadOpsCsvFile(path, {.threads = threads, .ns_durations = false});
+      ASSERT_TRUE(SameOutcome(got, expected)) << path << ", " << threads;
+      if (got.ok()) {
+        EXPECT_TRUE(got->dur_ns.empty());
+        EXPECT_EQ(got->dur_s32.size(), got->size());
+      }
+    }
+  }
 }
 
 // A bad field on a line that spans a block boundary is reported with the

@@ -408,7 +408,7 @@ void OpsCsvParser::ReserveRows(std::string_view window) {
   reserve(t.microbatch);
   reserve(t.global_chunk);
   reserve(t.start_ns);
-  reserve(t.dur_ns);
+  if (!drop_dur_ns_) reserve(t.dur_ns);
   reserve(t.start_s32);
   reserve(t.dur_s32);
   reserve(t.start_rem_as);
@@ -500,7 +500,7 @@ void OpsCsvParser::GrowRows(size_t more) {
   grow(t.start_ns);
   grow(t.start_rem_as);
   grow(t.start_s32);
-  grow(t.dur_ns);
+  if (!drop_dur_ns_) grow(t.dur_ns);
   grow(t.dur_s32);
   const auto has = [this](Column c) { return present_[static_cast<size_t>(c)]; };
   if (has(Column::kChunk)) grow(t.chunk);
@@ -767,7 +767,7 @@ const char* OpsCsvParser::FastSeconds(const char* p, const char* end,
   trace::OpsTable& t = table_;
   if (is_duration) {
     if (seconds < 0) return nullptr;
-    t.dur_ns[row] = ops_csv::SecondsToNs(seconds);
+    if (!drop_dur_ns_) t.dur_ns[row] = ops_csv::SecondsToNs(seconds);
     t.dur_s32[row] = static_cast<float>(seconds);
   } else {
     const std::optional<trace::ExactTime> exact =
@@ -925,7 +925,7 @@ bool OpsCsvParser::StoreSeconds(size_t i, bool is_duration,
         i, std::string(text) + " is out of range (more than 9.2e9 seconds)");
   }
   if (is_duration) {
-    ns->push_back(ops_csv::SecondsToNs(seconds));
+    if (!drop_dur_ns_) ns->push_back(ops_csv::SecondsToNs(seconds));
   } else {
     // Starts exactly from the digits: a binary64 of an epoch in seconds is
     // 0.24 us coarse, and the per-step rebase needs every digit.
