@@ -173,8 +173,14 @@ TEST(PrepareTraceTest, RowsInAnyOrderGiveTheSameArrays) {
       EXPECT_TRUE(released->launch_delay == kept->launch_delay) << threads;
       EXPECT_TRUE(released->cost == kept->cost) << threads;
       EXPECT_EQ(released->step_t_base, kept->step_t_base) << threads;
+      // Only what the sequence lengths read is left: the microbatches
+      // (when there are extra columns) and the extra columns.
       EXPECT_TRUE(copy.rank.empty() && copy.global_chunk.empty());
-      EXPECT_EQ(copy.op_type.size(), rows->size());
+      EXPECT_TRUE(copy.op_type.empty() && copy.step.empty() &&
+                  copy.start_ns.empty() && copy.start_s32.empty() &&
+                  copy.dur_s32.empty());
+      EXPECT_EQ(copy.microbatch.size(), rows->extra.empty() ? 0 : rows->size());
+      EXPECT_EQ(copy.extra.size(), rows->extra.size());
     }
   }
   // And the errors: a row twice is found and named the same way.
