@@ -60,13 +60,11 @@ class HelperPool {
   // that wants it.
   void Park(size_t index) {
     std::unique_lock lock(mutex_);
-    uint64_t seen = generation_;
-    // Started by a call: that call wants it (generation_ moves on only
-    // after this thread may take the lock).
-    bool first = true;
+    // Started by a call, which has made generation_ at least 1 before this
+    // thread can take the lock, and wants it: no wait the first time.
+    uint64_t seen = 0;
     while (true) {
-      if (!first) wake_.wait(lock, [&] { return generation_ != seen; });
-      first = false;
+      wake_.wait(lock, [&] { return generation_ != seen; });
       seen = generation_;
       if (!busy_ || index >= wanted_) continue;
       const auto* loop = loop_;
