@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/default_init_allocator.h"
 #include "base/f32.h"
 #include "base/json_writer.h"
 #include "base/median.h"
@@ -154,6 +155,26 @@ TEST(JsonWriterTest, StringsAreValidUtf8) {
   EXPECT_EQ(written("\xF0\x9F\x98"), "\"" + fffd + "\"");
   // Valid JSON that is also a valid JavaScript string literal.
   EXPECT_EQ(written("\xE2\x80\xA8|\xE2\x80\xA9"), "\"\\u2028|\\u2029\"");
+}
+
+// A vector on DefaultInitAllocator: rows made from a value are as with
+// std::allocator (only `resize(n)`'s new rows are left unset, which no test
+// may read); rows written after `resize(n)` read back; strings still work.
+TEST(DefaultInitAllocatorTest, ValuesAsWithStdAllocator) {
+  std::vector<int64_t, DefaultInitAllocator<int64_t>> v = {1, 2, 3};
+  v.resize(6);
+  for (size_t i = 3; i < v.size(); ++i) v[i] = static_cast<int64_t>(i * i);
+  v.insert(v.end(), {7, 8});
+  v.resize(10, -1);
+  EXPECT_EQ(std::vector<int64_t>(v.begin(), v.end()),
+            (std::vector<int64_t>{1, 2, 3, 9, 16, 25, 7, 8, -1, -1}));
+  v.assign(3, 5);
+  EXPECT_EQ(std::vector<int64_t>(v.begin(), v.end()),
+            (std::vector<int64_t>{5, 5, 5}));
+  std::vector<std::string, DefaultInitAllocator<std::string>> s(2);
+  EXPECT_EQ(s[0], "");  // class types are default-constructed as always
+  s.push_back("x");
+  EXPECT_EQ(s.back(), "x");
 }
 
 TEST(ParallelForTest, EveryTaskRunsOnce) {

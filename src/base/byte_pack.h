@@ -56,11 +56,13 @@ class ByteUnpacker {
     rest_.remove_prefix(sizeof(T));
     return x;
   }
-  template <typename T>
-  std::vector<T> GetArray() {
+  // Into a std::vector<T>, or any vector of T (`Vector`, e.g. with another
+  // allocator).
+  template <typename T, typename Vector = std::vector<T>>
+  Vector GetArray() {
     static_assert(std::is_trivially_copyable_v<T>);
     const uint64_t n = Get<uint64_t>();
-    std::vector<T> xs;
+    Vector xs;
     if (!ok_ || n > rest_.size() / sizeof(T)) {
       ok_ = false;
       return xs;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/default_init_allocator.h"
 #include "trace/exact_time.h"
 #include "trace/op_type.h"
 
@@ -30,34 +31,39 @@ struct ExtraColumn {
   std::vector<std::string> values;  // one per row
 };
 
+// A column: a std::vector whose growth leaves the new rows uninitialised
+// (DefaultInitAllocator): `resize(n)` makes room that the reader then writes.
+// The ops CSV reader sizes its columns and writes every row on its parsing
+// threads; a zero-fill first was a second pass over a 100 MB table on one
+// thread (trace-AR x16: 4% of the analysis, user + system 492 -> 469 ms).
+template <typename T>
+using Column = std::vector<T, DefaultInitAllocator<T>>;
+
 struct OpsTable {
   // Required columns (same length).
-  std::vector<int32_t> rank;  // global rank of the traced worker
-  std::vector<int32_t> dp;    // data-parallel rank
-  std::vector<int32_t> pp;    // pipeline stage
-  std::vector<int64_t> step;  // training step id (need not be dense)
-  std::vector<OpType> op_type;
-  std::vector<int32_t>
-      seq_id;  // order among same-type ops of a worker in a step
-  std::vector<int32_t>
-      chunk;  // model chunk within the stage (`mc`), -1 if none
-  std::vector<int32_t> microbatch;  // `mb_id`, -1 if none
-  std::vector<int32_t>
-      global_chunk;  // `gmc` = chunk * pp_size + stage, -1 if none
-  std::vector<int64_t> start_ns;
-  std::vector<int64_t> dur_ns;
+  Column<int32_t> rank;  // global rank of the traced worker
+  Column<int32_t> dp;    // data-parallel rank
+  Column<int32_t> pp;    // pipeline stage
+  Column<int64_t> step;  // training step id (need not be dense)
+  Column<OpType> op_type;
+  Column<int32_t> seq_id;  // order among same-type ops of a worker in a step
+  Column<int32_t> chunk;   // model chunk within the stage (`mc`), -1 if none
+  Column<int32_t> microbatch;    // `mb_id`, -1 if none
+  Column<int32_t> global_chunk;  // `gmc` = chunk * pp_size + stage, -1 if none
+  Column<int64_t> start_ns;
+  Column<int64_t> dur_ns;
 
   // Exact binary32 source times in seconds; empty unless the input had them.
-  std::vector<float> start_s32;
-  std::vector<float> dur_s32;
+  Column<float> start_s32;
+  Column<float> dur_s32;
   // The source start minus `start_ns`, in attoseconds; present with
   // `start_s32`.
-  std::vector<int32_t> start_rem_as;
+  Column<int32_t> start_rem_as;
 
   // Optional typed columns; empty when absent from the input.
-  std::vector<int32_t> tp;      // tensor-parallel rank (`tp_rank`)
-  std::vector<int32_t> cp;      // context-parallel rank (`cp_rank`)
-  std::vector<int64_t> tokens;  // tokens in the microbatch
+  Column<int32_t> tp;      // tensor-parallel rank (`tp_rank`)
+  Column<int32_t> cp;      // context-parallel rank (`cp_rank`)
+  Column<int64_t> tokens;  // tokens in the microbatch
   std::vector<ExtraColumn> extra;
 
   size_t size() const { return op_type.size(); }

@@ -32,8 +32,8 @@ void PackOpsTable(const OpsTable& table, BytePacker* out) {
 Result<OpsTable> UnpackOpsTable(ByteUnpacker* in) {
   OpsTable table;
   OpsTable::ForEachColumn(table, table, [in](auto& column, const auto&) {
-    using T = typename std::decay_t<decltype(column)>::value_type;
-    column = in->GetArray<T>();
+    using Vector = std::decay_t<decltype(column)>;
+    column = in->GetArray<typename Vector::value_type, Vector>();
   });
   const auto extras = in->Get<uint64_t>();
   for (uint64_t k = 0; in->ok() && k < extras; ++k) {

@@ -485,8 +485,9 @@ const char* ScanFieldText(const char* p, const char* end) {
 }  // namespace
 
 // Makes room for rows [rows_, rows_ + more) in every column the rows fill
-// (values to be overwritten), so that parts of a piece can be parsed
-// straight into their rows on several threads.
+// (uninitialised: trace::Column; the parse writes them), so that parts of a
+// piece can be parsed straight into their rows on several threads, which
+// also touch the new pages first.
 void OpsCsvParser::GrowRows(size_t more) {
   const size_t n = rows_ + more;
   trace::OpsTable& t = table_;
@@ -829,7 +830,7 @@ bool OpsCsvParser::ReadFieldText(size_t i, std::string* text) {
 }
 
 template <typename T>
-bool OpsCsvParser::ReadInt(size_t i, IntMin min, std::vector<T>* column) {
+bool OpsCsvParser::ReadInt(size_t i, IntMin min, trace::Column<T>* column) {
   const char* begin = tokenizer_.cursor();
   T value{};
   const char* ptr = ops_csv::ParseDecimal(begin, tokenizer_.end(), &value);
@@ -843,7 +844,7 @@ bool OpsCsvParser::ReadInt(size_t i, IntMin min, std::vector<T>* column) {
 }
 
 template <typename T>
-bool OpsCsvParser::ReadIntSlow(size_t i, IntMin min, std::vector<T>* column) {
+bool OpsCsvParser::ReadIntSlow(size_t i, IntMin min, trace::Column<T>* column) {
   std::string text;
   if (!ReadFieldText(i, &text)) return false;
   if (text.empty() && min == IntMin::kMinusOne) {  // an empty mc means none
@@ -866,7 +867,7 @@ bool OpsCsvParser::ReadIntSlow(size_t i, IntMin min, std::vector<T>* column) {
 
 template <typename T>
 bool OpsCsvParser::StoreInt(size_t i, IntMin min, std::string_view text,
-                            T value, std::vector<T>* column) {
+                            T value, trace::Column<T>* column) {
   if (min == IntMin::kNonNegative && value < 0) {
     return FieldError(i, std::string(text) + " is negative");
   }
@@ -879,8 +880,8 @@ bool OpsCsvParser::StoreInt(size_t i, IntMin min, std::string_view text,
 }
 
 bool OpsCsvParser::ReadSeconds(size_t i, bool is_duration,
-                               std::vector<int64_t>* ns,
-                               std::vector<float>* s32) {
+                               trace::Column<int64_t>* ns,
+                               trace::Column<float>* s32) {
   const char* begin = tokenizer_.cursor();
   double seconds = 0;
   const auto [ptr, ec] = std::from_chars(begin, tokenizer_.end(), seconds);
@@ -894,8 +895,8 @@ bool OpsCsvParser::ReadSeconds(size_t i, bool is_duration,
 }
 
 bool OpsCsvParser::ReadSecondsSlow(size_t i, bool is_duration,
-                                   std::vector<int64_t>* ns,
-                                   std::vector<float>* s32) {
+                                   trace::Column<int64_t>* ns,
+                                   trace::Column<float>* s32) {
   std::string text;
   if (!ReadFieldText(i, &text)) return false;
   double seconds = 0;
@@ -912,8 +913,8 @@ bool OpsCsvParser::ReadSecondsSlow(size_t i, bool is_duration,
 
 bool OpsCsvParser::StoreSeconds(size_t i, bool is_duration,
                                 std::string_view text, double seconds,
-                                std::vector<int64_t>* ns,
-                                std::vector<float>* s32) {
+                                trace::Column<int64_t>* ns,
+                                trace::Column<float>* s32) {
   if (!std::isfinite(seconds)) {
     return FieldError(i, Quoted(text) + " is not a finite number");
   }

@@ -134,20 +134,21 @@ class OpsCsvParser {
                           size_t row);
   bool ParseField(size_t field_index);
   template <typename T>
-  bool ReadInt(size_t field_index, ops_csv::IntMin min, std::vector<T>* column);
+  bool ReadInt(size_t field_index, ops_csv::IntMin min,
+               trace::Column<T>* column);
   template <typename T>
   bool ReadIntSlow(size_t field_index, ops_csv::IntMin min,
-                   std::vector<T>* column);
+                   trace::Column<T>* column);
   template <typename T>
   bool StoreInt(size_t field_index, ops_csv::IntMin min, std::string_view text,
-                T value, std::vector<T>* column);
+                T value, trace::Column<T>* column);
   bool ReadSeconds(size_t field_index, bool is_duration,
-                   std::vector<int64_t>* ns, std::vector<float>* s32);
+                   trace::Column<int64_t>* ns, trace::Column<float>* s32);
   bool ReadSecondsSlow(size_t field_index, bool is_duration,
-                       std::vector<int64_t>* ns, std::vector<float>* s32);
+                       trace::Column<int64_t>* ns, trace::Column<float>* s32);
   bool StoreSeconds(size_t field_index, bool is_duration, std::string_view text,
-                    double seconds, std::vector<int64_t>* ns,
-                    std::vector<float>* s32);
+                    double seconds, trace::Column<int64_t>* ns,
+                    trace::Column<float>* s32);
   bool ReadOpType(size_t field_index);
   bool ReadExtra(size_t field_index);
   bool ReadFieldText(size_t field_index, std::string* text);

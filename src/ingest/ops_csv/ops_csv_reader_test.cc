@@ -59,21 +59,21 @@ TEST(OpsCsvReaderTest, ParsesEveryColumn) {
   ASSERT_TRUE(result.ok()) << result.status().message();
   const trace::OpsTable& t = *result;
   ASSERT_EQ(t.size(), 2u);
-  EXPECT_EQ(t.rank, (std::vector<int32_t>{0, 5}));
-  EXPECT_EQ(t.dp, (std::vector<int32_t>{0, 1}));
-  EXPECT_EQ(t.pp, (std::vector<int32_t>{0, 1}));
-  EXPECT_EQ(t.step, (std::vector<int64_t>{16, 17}));
-  EXPECT_EQ(t.op_type,
-            (std::vector<OpType>{OpType::kForwardCompute, OpType::kOptimizer}));
-  EXPECT_EQ(t.seq_id, (std::vector<int32_t>{0, 3}));
-  EXPECT_EQ(t.chunk, (std::vector<int32_t>{0, -1}));
-  EXPECT_EQ(t.microbatch, (std::vector<int32_t>{1, -1}));
-  EXPECT_EQ(t.global_chunk, (std::vector<int32_t>{0, -1}));
-  EXPECT_EQ(t.tp, (std::vector<int32_t>{0, 1}));
-  EXPECT_EQ(t.cp, (std::vector<int32_t>{0, 2}));
-  EXPECT_EQ(t.tokens, (std::vector<int64_t>{4096, 0}));
-  EXPECT_EQ(t.start_ns, (std::vector<int64_t>{500000000, 2688330412}));
-  EXPECT_EQ(t.dur_ns, (std::vector<int64_t>{250000000, 100000}));
+  EXPECT_EQ(t.rank, (trace::Column<int32_t>{0, 5}));
+  EXPECT_EQ(t.dp, (trace::Column<int32_t>{0, 1}));
+  EXPECT_EQ(t.pp, (trace::Column<int32_t>{0, 1}));
+  EXPECT_EQ(t.step, (trace::Column<int64_t>{16, 17}));
+  EXPECT_EQ(t.op_type, (trace::Column<OpType>{OpType::kForwardCompute,
+                                              OpType::kOptimizer}));
+  EXPECT_EQ(t.seq_id, (trace::Column<int32_t>{0, 3}));
+  EXPECT_EQ(t.chunk, (trace::Column<int32_t>{0, -1}));
+  EXPECT_EQ(t.microbatch, (trace::Column<int32_t>{1, -1}));
+  EXPECT_EQ(t.global_chunk, (trace::Column<int32_t>{0, -1}));
+  EXPECT_EQ(t.tp, (trace::Column<int32_t>{0, 1}));
+  EXPECT_EQ(t.cp, (trace::Column<int32_t>{0, 2}));
+  EXPECT_EQ(t.tokens, (trace::Column<int64_t>{4096, 0}));
+  EXPECT_EQ(t.start_ns, (trace::Column<int64_t>{500000000, 2688330412}));
+  EXPECT_EQ(t.dur_ns, (trace::Column<int64_t>{250000000, 100000}));
   ASSERT_EQ(t.extra.size(), 2u);
   EXPECT_EQ(t.extra[0].name, "name");
   EXPECT_EQ(t.extra[0].values,
@@ -104,9 +104,9 @@ TEST(OpsCsvReaderTest, DefaultsForAbsentOptionalColumns) {
       "1,2,3,4,gc,0,0,0\n";
   const Result<trace::OpsTable> result = ParseOpsCsv(csv, "trace.csv");
   ASSERT_TRUE(result.ok()) << result.status().message();
-  EXPECT_EQ(result->chunk, (std::vector<int32_t>{-1}));
-  EXPECT_EQ(result->microbatch, (std::vector<int32_t>{-1}));
-  EXPECT_EQ(result->global_chunk, (std::vector<int32_t>{-1}));
+  EXPECT_EQ(result->chunk, (trace::Column<int32_t>{-1}));
+  EXPECT_EQ(result->microbatch, (trace::Column<int32_t>{-1}));
+  EXPECT_EQ(result->global_chunk, (trace::Column<int32_t>{-1}));
   EXPECT_TRUE(result->tp.empty());
   EXPECT_TRUE(result->cp.empty());
   EXPECT_TRUE(result->tokens.empty());
@@ -115,8 +115,8 @@ TEST(OpsCsvReaderTest, DefaultsForAbsentOptionalColumns) {
   const Result<trace::OpsTable> empty_mc =
       ParseOpsCsv(WithRows({"0,0,0,1,gc,0,0,0,,,"}), "trace.csv");
   ASSERT_TRUE(empty_mc.ok()) << empty_mc.status().message();
-  EXPECT_EQ(empty_mc->chunk, (std::vector<int32_t>{-1}));
-  EXPECT_EQ(empty_mc->global_chunk, (std::vector<int32_t>{-1}));
+  EXPECT_EQ(empty_mc->chunk, (trace::Column<int32_t>{-1}));
+  EXPECT_EQ(empty_mc->global_chunk, (trace::Column<int32_t>{-1}));
 }
 
 // CRLF line ends, blank lines and a missing final newline are accepted, and
