@@ -12,4 +12,15 @@ bool CpuHasAvx2() {
 #endif
 }
 
+bool CpuHasAvx2Bmi() {
+#if STRAG_AVX2_CLONES
+  static const bool has = __builtin_cpu_supports("avx2") != 0 &&
+                          __builtin_cpu_supports("bmi") != 0 &&
+                          __builtin_cpu_supports("bmi2") != 0;
+  return has;
+#else
+  return false;
+#endif
+}
+
 }  // namespace strag

@@ -21,9 +21,16 @@
 #ifndef STRAG_SRC_BASE_CPU_FEATURES_H_
 #define STRAG_SRC_BASE_CPU_FEATURES_H_
 
+//
+// Integer code (parsers) gains from BMI1 and BMI2 as well (shifts and bit
+// scans that leave the flags alone): STRAG_AVX2_BMI_FLATTEN, chosen by
+// CpuHasAvx2Bmi(). Not FMA: GCC would contract a * b + c in whatever the
+// copy inlines, and the bits would differ from the baseline path's.
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define STRAG_AVX2_CLONES 1
 #define STRAG_AVX2_FLATTEN __attribute__((target("avx2"), flatten))
+#define STRAG_AVX2_BMI_FLATTEN __attribute__((target("avx2,bmi,bmi2"), flatten))
 #else
 #define STRAG_AVX2_CLONES 0
 #endif
@@ -33,6 +40,8 @@ namespace strag {
 // Whether this CPU runs the AVX2 copies (always false where
 // STRAG_AVX2_CLONES is 0).
 bool CpuHasAvx2();
+// Whether it runs the STRAG_AVX2_BMI_FLATTEN copies.
+bool CpuHasAvx2Bmi();
 
 }  // namespace strag
 

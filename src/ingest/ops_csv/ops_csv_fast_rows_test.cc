@@ -24,6 +24,7 @@ namespace {
 
 struct ParseWay {
   bool general_only = false;
+  bool baseline = false;  // the fast path's baseline copy (not AVX2 + BMI)
   size_t threads = 1;
   size_t piece_bytes = 0;  // 0: the whole text in one Feed
 };
@@ -32,6 +33,7 @@ Result<trace::OpsTable> Parse(std::string_view csv, const ParseWay& way) {
   OpsCsvParser parser("trace.csv", csv.size(), kDefaultMaxLineBytes,
                       way.threads);
   if (way.general_only) parser.UseGeneralPathOnly();
+  if (way.baseline) parser.UseBaselineFastPath();
   const size_t step = way.piece_bytes == 0 ? csv.size() : way.piece_bytes;
   for (size_t at = 0; at < csv.size(); at += step) {
     const Status status = parser.Feed(csv.substr(at, step));
@@ -152,6 +154,9 @@ TEST(OpsCsvFastRowsTest, PlainRowsMatchTheGeneralPath) {
       EXPECT_TRUE(SameOutcome(
           Parse(csv, {.threads = threads, .piece_bytes = 777777}), expected))
           << threads << " threads, pieces, shuffled " << shuffled;
+      EXPECT_TRUE(SameOutcome(
+          Parse(csv, {.baseline = true, .threads = threads}), expected))
+          << threads << " threads, baseline copy, shuffled " << shuffled;
     }
   }
 }
@@ -201,6 +206,9 @@ TEST(OpsCsvFastRowsTest, EachOddFieldMatchesTheGeneralPath) {
           SameOutcome(Parse(csv, {.threads = 2, .piece_bytes = 3001}),
                       expected))
           << "field " << odd.field << " = '" << odd.text << "', pieces";
+      ASSERT_TRUE(
+          SameOutcome(Parse(csv, {.baseline = true, .threads = 2}), expected))
+          << "field " << odd.field << " = '" << odd.text << "', baseline";
     }
   }
   // Both kinds of outcome were checked, many times.

@@ -86,6 +86,9 @@ class OpsCsvParser {
   // For tests: every row through the general path (the tokenizer), the
   // reference that the fast path must match. Call before the first Feed.
   void UseGeneralPathOnly() { general_path_only_ = true; }
+  // For tests: the fast path as the baseline x86-64 build compiles it, also
+  // where its AVX2 + BMI copy would run (base/cpu_features.h).
+  void UseBaselineFastPath() { baseline_fast_path_ = true; }
 
   // Whether the error refuses the text outright (a line over the limit, a
   // NUL byte in the header): a file reader need not read on.
@@ -114,6 +117,8 @@ class OpsCsvParser {
   void GrowRows(size_t more);
   size_t ParseRowsFast(std::string_view lines, size_t* count);
   size_t ParseRowsAt(std::string_view lines, size_t at, size_t* count);
+  size_t ParseRowsAtAvx2Bmi(std::string_view lines, size_t at, size_t* count);
+  size_t ParseRowsAtBody(std::string_view lines, size_t at, size_t* count);
   size_t ParseRowsParallel(std::string_view lines, size_t* count);
   void ClearRows();
   template <typename T>
@@ -163,6 +168,7 @@ class OpsCsvParser {
   size_t text_bytes_hint_;
   size_t threads_;
   bool general_path_only_ = false;
+  bool baseline_fast_path_ = false;
   bool drop_extra_ = false;
   bool drop_dur_ns_ = false;
   size_t max_line_bytes_;
