@@ -76,11 +76,13 @@ Result<report::ReportInput> ReadJobFiles(JobRead& read,
                          std::move(options), read.limits, read.collective);
   }
   // Without a caller for the table, only the analysis reads it, and it
-  // reads durations as binary32 seconds: no nanosecond durations.
+  // reads durations as binary32 seconds and keys by runs of rows: no
+  // nanosecond durations, no key columns.
   ASSIGN_OR_RETURN(
       trace::OpsTable ops,
-      ingest::ReadOpsCsvFile(
-          source, {.limits = read.limits, .ns_durations = table != nullptr}));
+      ingest::ReadOpsCsvFile(source, {.limits = read.limits,
+                                      .ns_durations = table != nullptr,
+                                      .key_runs = table == nullptr}));
   if (table == nullptr) {  // the table goes: released while preparing
     return report::OpsTableInputReleasing(&ops, meta, source, read.threads);
   }

@@ -3,7 +3,33 @@
 
 #include <cstddef>
 
+#include "base/check.h"
+
 namespace strag::trace {
+
+void OpsTable::KeysToRuns() {
+  if (keys_in_runs) return;
+  key_runs = KeyRuns();
+  for (size_t r = 0; r < size(); ++r) {
+    key_runs.Append(r + 1, rank[r], dp[r], pp[r], step[r]);
+  }
+  rank = {}, dp = {}, pp = {}, step = {};
+  keys_in_runs = true;
+}
+
+void OpsTable::KeysToColumns() {
+  if (!keys_in_runs) return;
+  rank.clear(), dp.clear(), pp.clear(), step.clear();
+  for (size_t k = 0; k < key_runs.size(); ++k) {
+    const size_t rows = key_runs.first[k + 1] - key_runs.first[k];
+    rank.insert(rank.end(), rows, key_runs.rank[k]);
+    dp.insert(dp.end(), rows, key_runs.dp[k]);
+    pp.insert(pp.end(), rows, key_runs.pp[k]);
+    step.insert(step.end(), rows, key_runs.step[k]);
+  }
+  key_runs = KeyRuns();
+  keys_in_runs = false;
+}
 
 void OpsTable::Reserve(size_t rows) {
   rank.reserve(rows);
@@ -37,6 +63,8 @@ void OpsTable::ClearRows() {
 }
 
 void OpsTable::AppendRows(const OpsTable& other, size_t from, size_t to) {
+  STRAG_CHECK(!keys_in_runs && !other.keys_in_runs,
+              "OpsTable::AppendRows: keys in runs");
   const auto f = static_cast<ptrdiff_t>(from), l = static_cast<ptrdiff_t>(to);
   ForEachColumn(*this, other, [f, l](auto& column, const auto& source) {
     if (source.empty()) return;

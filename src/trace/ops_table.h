@@ -39,6 +39,31 @@ struct ExtraColumn {
 template <typename T>
 using Column = std::vector<T, DefaultInitAllocator<T>>;
 
+// The rows' keys (global rank, dp rank, stage, step) by runs of
+// consecutive rows that share them: run k is rows [first[k], first[k + 1]),
+// and `first` ends with the row count. Ops CSVs list a worker's ops of a
+// step together, so a million rows make a few thousand runs.
+struct KeyRuns {
+  std::vector<size_t> first = {0};
+  std::vector<int32_t> rank, dp, pp;
+  std::vector<int64_t> step;
+
+  size_t size() const { return rank.size(); }  // runs
+  // Rows [first.back(), end) with these keys: a new run, or the last one
+  // longer where its keys are the same.
+  void Append(size_t end, int32_t row_rank, int32_t row_dp, int32_t row_pp,
+              int64_t row_step) {
+    if (size() == 0 || rank.back() != row_rank || dp.back() != row_dp ||
+        pp.back() != row_pp || step.back() != row_step) {
+      rank.push_back(row_rank), dp.push_back(row_dp), pp.push_back(row_pp);
+      step.push_back(row_step);
+      first.push_back(end);
+    } else {
+      first.back() = end;
+    }
+  }
+};
+
 struct OpsTable {
   // Required columns (same length).
   Column<int32_t> rank;  // global rank of the traced worker
@@ -59,6 +84,13 @@ struct OpsTable {
   // The source start minus `start_ns`, in attoseconds; present with
   // `start_s32`.
   Column<int32_t> start_rem_as;
+
+  // Where the reader was asked for it (ReadOpsCsvOptions::key_runs): the
+  // keys by runs, and rank, dp, pp and step empty (20 of the 57 bytes a row
+  // of the published traces takes). Only whatif::PrepareTrace reads such a
+  // table; every other reader wants the columns.
+  bool keys_in_runs = false;
+  KeyRuns key_runs;
 
   // Optional typed columns; empty when absent from the input.
   Column<int32_t> tp;      // tensor-parallel rank (`tp_rank`)
@@ -84,6 +116,10 @@ struct OpsTable {
                ? dur_s32[row]
                : static_cast<float>(static_cast<double>(dur_ns[row]) * 1e-9);
   }
+
+  // Moves the keys from their columns into runs (keys_in_runs), or back.
+  void KeysToRuns();
+  void KeysToColumns();
 
   void Reserve(size_t rows);
   // Keeps the first `rows` rows (of every column that has them).

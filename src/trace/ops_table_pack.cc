@@ -7,9 +7,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/check.h"
+
 namespace strag::trace {
 
 void PackOpsTable(const OpsTable& table, BytePacker* out) {
+  STRAG_CHECK(!table.keys_in_runs, "PackOpsTable: keys in runs");
   OpsTable::ForEachColumn(table, table, [out](const auto& column, const auto&) {
     using T = typename std::decay_t<decltype(column)>::value_type;
     out->PutArray<T>(column);

@@ -118,6 +118,27 @@ TEST(PrepareTraceTest, ThreadsGiveTheSameArraysAndErrors) {
       EXPECT_NE(expected.find("appears twice"), std::string::npos) << expected;
     }
     for (size_t threads : {2, 3, 16}) EXPECT_EQ(error_of(*t, threads), expected);
+    // The keys by runs of rows (as `strag analyze` reads an ops CSV): the
+    // same error.
+    trace::OpsTable in_runs = *t;
+    in_runs.KeysToRuns();
+    EXPECT_EQ(error_of(in_runs, 1), expected);
+    EXPECT_EQ(error_of(in_runs, 3), expected);
+  }
+  // And the same arrays.
+  trace::OpsTable in_runs = table;
+  in_runs.KeysToRuns();
+  EXPECT_LT(in_runs.key_runs.size(), table.size());
+  for (size_t threads : {1, 3}) {
+    auto runs = PrepareTrace(in_runs, {}, threads);
+    ASSERT_TRUE(runs.ok()) << runs.status().message();
+    EXPECT_TRUE(runs->row == one->row) << threads;
+    EXPECT_TRUE(runs->start == one->start) << threads;
+    EXPECT_TRUE(runs->launch_delay == one->launch_delay) << threads;
+    EXPECT_TRUE(runs->cost == one->cost) << threads;
+    EXPECT_EQ(runs->step_t_base, one->step_t_base) << threads;
+    EXPECT_EQ(runs->steps, one->steps);
+    EXPECT_EQ(runs->worker_rank, one->worker_rank);
   }
 }
 
@@ -165,6 +186,9 @@ TEST(PrepareTraceTest, RowsInAnyOrderGiveTheSameArrays) {
     // in order: the run-by-run pass; shuffled: the row-order one).
     for (const trace::OpsTable* rows : {&*made, &shuffled}) {
       trace::OpsTable copy = *rows;
+      // Keys by runs too: rows in order make few runs, shuffled ones one
+      // per row (placed by the row-order pass).
+      if (threads == 2) copy.KeysToRuns();
       auto released = PrepareTraceReleasing(&copy, {}, threads);
       auto kept = PrepareTrace(*rows, {}, threads);
       ASSERT_TRUE(released.ok()) << released.status().message();
@@ -192,6 +216,11 @@ TEST(PrepareTraceTest, RowsInAnyOrderGiveTheSameArrays) {
   ASSERT_FALSE(kept.ok());
   ASSERT_FALSE(released.ok());
   EXPECT_EQ(released.status().message(), kept.status().message());
+  trace::OpsTable in_runs = twice;
+  in_runs.KeysToRuns();
+  auto runs = PrepareTraceReleasing(&in_runs, {}, 2);
+  ASSERT_FALSE(runs.ok());
+  EXPECT_EQ(runs.status().message(), kept.status().message());
 }
 
 TEST(AnalyzeTest, BalancedJobHasNoSlowdown) {

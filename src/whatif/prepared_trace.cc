@@ -47,13 +47,15 @@ std::string DescribeInstance(const PreparedTrace& p, size_t step_idx,
   return s;
 }
 
-// Where each maximal run of consecutive rows of one step and worker (equal
-// step, dp rank, stage and global rank) starts, and t.size() last. Ops CSVs
-// list a worker's ops of a step together: millions of rows make thousands
-// of runs, and the passes over those columns go over the runs instead (a
-// row's checks give what its run's first row gives). Parts of the rows on
-// `threads` threads, joined in order.
-std::vector<uint32_t> RunStarts(const trace::OpsTable& t, size_t threads) {
+// The maximal runs of consecutive rows of one step and worker (equal step,
+// dp rank, stage and global rank) with their keys. Ops CSVs list a worker's
+// ops of a step together: millions of rows make thousands of runs, and the
+// passes over the keys go over the runs instead (a row's checks give what
+// its run gives). Found by parts of the rows on `threads` threads, joined
+// in order; a table read with its keys in runs (OpsTable::keys_in_runs)
+// has them already (the same runs: its reader merges equal neighbours).
+trace::KeyRuns KeyRunsOf(const trace::OpsTable& t, size_t threads) {
+  if (t.keys_in_runs) return t.key_runs;
   const size_t parts = std::max<size_t>(1, std::min(threads, t.size() >> 12));
   std::vector<std::vector<uint32_t>> found(parts);
   ParallelFor(parts, threads, [&](size_t k, size_t /*worker*/) {
@@ -64,15 +66,20 @@ std::vector<uint32_t> RunStarts(const trace::OpsTable& t, size_t threads) {
       }
     }
   });
-  std::vector<uint32_t> starts;
+  trace::KeyRuns keys;
+  keys.first.clear();
   for (const std::vector<uint32_t>& f : found) {
-    starts.insert(starts.end(), f.begin(), f.end());
+    for (const uint32_t r : f) {
+      keys.first.push_back(r);
+      keys.rank.push_back(t.rank[r]), keys.dp.push_back(t.dp[r]);
+      keys.pp.push_back(t.pp[r]), keys.step.push_back(t.step[r]);
+    }
   }
-  starts.push_back(static_cast<uint32_t>(t.size()));
-  return starts;
+  keys.first.push_back(t.size());
+  return keys;
 }
 
-// Row indices are 32-bit (PreparedTrace::row, RunStarts).
+// Row indices are 32-bit (PreparedTrace::row, KeyRunsOf).
 Status CheckOpCount(const trace::OpsTable& t) {
   if (t.size() >= std::numeric_limits<uint32_t>::max()) {
     return InvalidInput("the trace has " + std::to_string(t.size()) +
@@ -81,18 +88,17 @@ Status CheckOpCount(const trace::OpsTable& t) {
   return Status::Ok();
 }
 
-Status DeriveShape(const trace::OpsTable& t, const std::vector<uint32_t>& runs,
+Status DeriveShape(const trace::OpsTable& t, const trace::KeyRuns& keys,
                    PreparedTrace* p) {
   if (t.size() == 0) return InvalidInput("the trace has no ops");
   int64_t dp = 0, pp = 0;
-  for (size_t k = 0; k + 1 < runs.size(); ++k) {
-    const size_t r = runs[k];
-    if (t.dp[r] < 0 || t.pp[r] < 0) {
-      return InvalidInput("rank " + std::to_string(t.rank[r]) +
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (keys.dp[k] < 0 || keys.pp[k] < 0) {
+      return InvalidInput("rank " + std::to_string(keys.rank[k]) +
                           ": negative dp rank or stage");
     }
-    dp = std::max<int64_t>(dp, int64_t{t.dp[r]} + 1);
-    pp = std::max<int64_t>(pp, int64_t{t.pp[r]} + 1);
+    dp = std::max<int64_t>(dp, int64_t{keys.dp[k]} + 1);
+    pp = std::max<int64_t>(pp, int64_t{keys.pp[k]} + 1);
   }
   // Every (dp rank, stage) needs ops, so a larger layout is bad input (and
   // must not be allocated).
@@ -106,23 +112,22 @@ Status DeriveShape(const trace::OpsTable& t, const std::vector<uint32_t>& runs,
   }
   p->dp = static_cast<int32_t>(dp);
   p->pp = static_cast<int32_t>(pp);
-  for (size_t k = 0; k + 1 < runs.size(); ++k) {
-    const int64_t step = t.step[runs[k]];
+  for (const int64_t step : keys.step) {
     if (p->steps.empty() || p->steps.back() != step) p->steps.push_back(step);
   }
   std::sort(p->steps.begin(), p->steps.end());
   p->steps.erase(std::unique(p->steps.begin(), p->steps.end()), p->steps.end());
   p->worker_rank.assign(static_cast<size_t>(p->dp * p->pp), -1);
-  for (size_t k = 0; k + 1 < runs.size(); ++k) {
-    const size_t r = runs[k];
-    int32_t& w = p->worker_rank[static_cast<size_t>(t.dp[r] * p->pp + t.pp[r])];
-    if (w >= 0 && w != t.rank[r]) {
-      return InvalidInput("dp rank " + std::to_string(t.dp[r]) + ", stage " +
-                          std::to_string(t.pp[r]) + " has two global ranks (" +
-                          std::to_string(w) + " and " +
-                          std::to_string(t.rank[r]) + ")");
+  for (size_t k = 0; k < keys.size(); ++k) {
+    int32_t& w =
+        p->worker_rank[static_cast<size_t>(keys.dp[k] * p->pp + keys.pp[k])];
+    if (w >= 0 && w != keys.rank[k]) {
+      return InvalidInput("dp rank " + std::to_string(keys.dp[k]) + ", stage " +
+                          std::to_string(keys.pp[k]) +
+                          " has two global ranks (" + std::to_string(w) +
+                          " and " + std::to_string(keys.rank[k]) + ")");
     }
-    w = t.rank[r];
+    w = keys.rank[k];
   }
   for (int32_t d = 0; d < p->dp; ++d) {
     for (int32_t s = 0; s < p->pp; ++s) {
@@ -152,13 +157,13 @@ Status DeriveShape(const trace::OpsTable& t, const std::vector<uint32_t>& runs,
   return Status::Ok();
 }
 
-Status BuildModel(const trace::OpsTable& t, const std::vector<uint32_t>& runs,
+Status BuildModel(const trace::OpsTable& t, const trace::KeyRuns& keys,
                   const trace::JobMeta& meta, PreparedTrace* p) {
   const int64_t ref_step = p->steps.front();
   std::optional<trace::ExactTime> origin;
-  for (size_t k = 0; k + 1 < runs.size(); ++k) {
-    if (t.step[runs[k]] != ref_step) continue;
-    for (size_t r = runs[k]; r < runs[k + 1]; ++r) {
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (keys.step[k] != ref_step) continue;
+    for (size_t r = keys.first[k]; r < keys.first[k + 1]; ++r) {
       if (!origin || t.ExactStart(r) < *origin) origin = t.ExactStart(r);
     }
   }
@@ -166,12 +171,12 @@ Status BuildModel(const trace::OpsTable& t, const std::vector<uint32_t>& runs,
   const bool ovlp_dp =
       std::find(t.op_type.begin(), t.op_type.end(),
                 OpType::kSeparateGradsAllReduce) != t.op_type.end();
-  for (size_t k = 0; k + 1 < runs.size(); ++k) {
-    if (t.dp[runs[k]] != 0 || t.step[runs[k]] != ref_step) continue;
-    for (size_t r = runs[k]; r < runs[k + 1]; ++r) {
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (keys.dp[k] != 0 || keys.step[k] != ref_step) continue;
+    for (size_t r = keys.first[k]; r < keys.first[k + 1]; ++r) {
       const float start = RebasedStartS32(t, r, *origin);
       ref.push_back(graph::RefOp{
-          .key = {t.op_type[r], t.seq_id[r], t.pp[r]},
+          .key = {t.op_type[r], t.seq_id[r], keys.pp[k]},
           .chunk = t.chunk[r],
           .global_chunk = t.global_chunk[r],
           .start = start,
@@ -224,13 +229,13 @@ Status BuildModel(const trace::OpsTable& t, const std::vector<uint32_t>& runs,
   return Status::Ok();
 }
 
-// PrepareShape of `t`, whose RunStarts are `runs`.
+// PrepareShape of `t`, whose keys are `keys`.
 Result<PreparedTrace> PrepareShapeOfRuns(const trace::OpsTable& t,
-                                         const std::vector<uint32_t>& runs,
+                                         const trace::KeyRuns& keys,
                                          const trace::JobMeta& meta) {
   PreparedTrace p;
-  RETURN_IF_ERROR(DeriveShape(t, runs, &p));
-  RETURN_IF_ERROR(BuildModel(t, runs, meta, &p));
+  RETURN_IF_ERROR(DeriveShape(t, keys, &p));
+  RETURN_IF_ERROR(BuildModel(t, keys, meta, &p));
   return p;
 }
 
@@ -283,51 +288,57 @@ void PlaceRow(const trace::OpsTable& t, size_t r, size_t slot,
 // duration; `step_min` gets the earliest start of each of those steps.
 // Rows of other steps are skipped, so threads with disjoint ranges write
 // disjoint slots and steps.
-RowError PlaceRowsOfSteps(const trace::OpsTable& t, StepRange range,
-                          PreparedTrace* p, BigVector<float>* end,
-                          std::vector<float>* step_min) {
+RowError PlaceRowsOfSteps(const trace::OpsTable& t, const trace::KeyRuns& keys,
+                          StepRange range, PreparedTrace* p,
+                          BigVector<float>* end, std::vector<float>* step_min) {
   constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
-  auto step_index = [&](size_t r, size_t hint) {
-    if (p->steps[hint] == t.step[r]) return hint;  // rows come grouped by step
+  auto step_index = [&](size_t k, size_t hint) {
+    if (p->steps[hint] == keys.step[k]) return hint;  // runs come by step
     return static_cast<size_t>(
-        std::lower_bound(p->steps.begin(), p->steps.end(), t.step[r]) -
+        std::lower_bound(p->steps.begin(), p->steps.end(), keys.step[k]) -
         p->steps.begin());
   };
   const auto mine = [range](size_t k) {
     return k >= range.first && k < range.last;
   };
   std::vector<trace::ExactTime> origin(p->steps.size(), kNoStart);
-  for (size_t r = 0, k = 0; r < t.size(); ++r) {
-    k = step_index(r, k);
-    if (mine(k)) origin[k] = std::min(origin[k], t.ExactStart(r));
+  for (size_t k = 0, s = 0; k < keys.size(); ++k) {
+    s = step_index(k, s);
+    if (!mine(s)) continue;
+    for (size_t r = keys.first[k]; r < keys.first[k + 1]; ++r) {
+      origin[s] = std::min(origin[s], t.ExactStart(r));
+    }
   }
   size_t step_idx = 0;
-  for (size_t r = 0; r < t.size(); ++r) {
-    step_idx = step_index(r, step_idx);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    step_idx = step_index(k, step_idx);
     if (!mine(step_idx)) continue;
-    const graph::OpKey key{t.op_type[r], t.seq_id[r], t.pp[r]};
-    const int64_t v = p->model.index.Find(key);
-    if (v < 0) {
-      return {r,
-              InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
-                           ": " + graph::DescribeOpKey(key) +
-                           " is not in the reference instance (step " +
-                           std::to_string(p->steps.front()) + ", dp rank 0)")};
+    const int32_t dp = keys.dp[k];
+    for (size_t r = keys.first[k]; r < keys.first[k + 1]; ++r) {
+      const graph::OpKey key{t.op_type[r], t.seq_id[r], keys.pp[k]};
+      const int64_t v = p->model.index.Find(key);
+      if (v < 0) {
+        return {
+            r, InvalidInput(DescribeInstance(*p, step_idx, dp, key.stage) +
+                            ": " + graph::DescribeOpKey(key) +
+                            " is not in the reference instance (step " +
+                            std::to_string(p->steps.front()) + ", dp rank 0)")};
+      }
+      const size_t slot = p->Slot(
+          static_cast<NodeId>(v),
+          step_idx * static_cast<size_t>(p->dp) + static_cast<size_t>(dp));
+      if (p->row[slot] != kEmpty) {
+        return {r, InvalidInput(DescribeInstance(*p, step_idx, dp, key.stage) +
+                                ": " + graph::DescribeOpKey(key) +
+                                " appears twice")};
+      }
+      PlaceRow(t, r, slot, origin[step_idx], p, end, &(*step_min)[step_idx]);
     }
-    const size_t slot =
-        p->Slot(static_cast<NodeId>(v), step_idx * static_cast<size_t>(p->dp) +
-                                            static_cast<size_t>(t.dp[r]));
-    if (p->row[slot] != kEmpty) {
-      return {
-          r, InvalidInput(DescribeInstance(*p, step_idx, t.dp[r], key.stage) +
-                          ": " + graph::DescribeOpKey(key) + " appears twice")};
-    }
-    PlaceRow(t, r, slot, origin[step_idx], p, end, &(*step_min)[step_idx]);
   }
   return {};
 }
 
-// A run (RunStarts) with what placing it needs.
+// A run (KeyRunsOf) with what placing it needs.
 struct RowRun {
   size_t first = 0, last = 0;  // rows [first, last)
   size_t step_idx = 0;         // index in PreparedTrace::steps
@@ -338,22 +349,21 @@ struct RowRun {
 // more than one per 16 rows (rows out of order), where sorting them would
 // cost more than it saves.
 std::optional<std::vector<RowRun>> PlacedRuns(
-    const trace::OpsTable& t, const std::vector<uint32_t>& starts,
+    const trace::OpsTable& t, const trace::KeyRuns& keys,
     const std::vector<int64_t>& steps) {
-  if (starts.size() - 1 > std::max<size_t>(1024, t.size() / 16)) {
+  if (keys.size() > std::max<size_t>(1024, t.size() / 16)) {
     return std::nullopt;
   }
   std::vector<RowRun> runs;
-  for (size_t k = 0; k + 1 < starts.size(); ++k) {
-    const size_t r = starts[k];
+  for (size_t k = 0; k < keys.size(); ++k) {
     runs.push_back(
-        RowRun{.first = r,
-               .last = starts[k + 1],
+        RowRun{.first = keys.first[k],
+               .last = keys.first[k + 1],
                .step_idx = static_cast<size_t>(
-                   std::lower_bound(steps.begin(), steps.end(), t.step[r]) -
+                   std::lower_bound(steps.begin(), steps.end(), keys.step[k]) -
                    steps.begin()),
-               .dp = t.dp[r],
-               .pp = t.pp[r]});
+               .dp = keys.dp[k],
+               .pp = keys.pp[k]});
   }
   return runs;
 }
@@ -418,10 +428,9 @@ bool PlaceRunsOfSteps(const trace::OpsTable& t, const std::vector<RowRun>& runs,
 // Places every row at its (node, instance) slot, each slot exactly once
 // (PlaceRowsOfSteps on `threads` threads, a range of steps each); the
 // error, if any, is the one a pass over the rows in order finds first.
-Status PlaceRows(const trace::OpsTable& t,
-                 const std::vector<uint32_t>& run_starts, PreparedTrace* p,
-                 BigVector<float>* end, std::vector<float>* step_min,
-                 size_t threads) {
+Status PlaceRows(const trace::OpsTable& t, const trace::KeyRuns& keys,
+                 PreparedTrace* p, BigVector<float>* end,
+                 std::vector<float>* step_min, size_t threads) {
   const size_t instances = p->num_instances();
   constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
   // Each instance holds every op of the reference instance exactly once; a
@@ -454,7 +463,7 @@ Status PlaceRows(const trace::OpsTable& t,
   // Run by run when there are as many rows as slots (else some slot is
   // empty or taken twice, and the row-order pass says which comes first).
   std::optional<std::vector<RowRun>> runs;
-  if (t.size() == slots) runs = PlacedRuns(t, run_starts, p->steps);
+  if (t.size() == slots) runs = PlacedRuns(t, keys, p->steps);
   if (runs) {
     // Ranges of steps handed out as threads come free (4 per thread): with
     // one each, one thread was left placing alone for a quarter of the time.
@@ -473,7 +482,7 @@ Status PlaceRows(const trace::OpsTable& t,
   }
   std::vector<RowError> errors(ranges.size());
   ParallelFor(ranges.size(), ranges.size(), [&](size_t k, size_t /*w*/) {
-    errors[k] = PlaceRowsOfSteps(t, ranges[k], p, end, step_min);
+    errors[k] = PlaceRowsOfSteps(t, keys, ranges[k], p, end, step_min);
   });
   const auto first = std::min_element(
       errors.begin(), errors.end(),
@@ -619,12 +628,12 @@ Result<PreparedTrace> PrepareWhole(const trace::OpsTable& table,
                                    const std::function<void()>& after_placing) {
   if (threads == 0) threads = HardwareThreads();
   RETURN_IF_ERROR(CheckOpCount(table));
-  const std::vector<uint32_t> runs = RunStarts(table, threads);
-  ASSIGN_OR_RETURN(PreparedTrace p, PrepareShapeOfRuns(table, runs, meta));
+  const trace::KeyRuns keys = KeyRunsOf(table, threads);
+  ASSIGN_OR_RETURN(PreparedTrace p, PrepareShapeOfRuns(table, keys, meta));
   after_shape();
   BigVector<float> end;
   std::vector<float> step_min;
-  RETURN_IF_ERROR(PlaceRows(table, runs, &p, &end, &step_min, threads));
+  RETURN_IF_ERROR(PlaceRows(table, keys, &p, &end, &step_min, threads));
   after_placing();
   PreprocessTraced(end, step_min, &p, threads);
   return p;
@@ -667,7 +676,7 @@ Result<PreparedTrace> PrepareTraceReleasing(trace::OpsTable* table,
 Result<PreparedTrace> PrepareShape(const trace::OpsTable& table,
                                    const trace::JobMeta& meta) {
   RETURN_IF_ERROR(CheckOpCount(table));
-  return PrepareShapeOfRuns(table, RunStarts(table, 1), meta);
+  return PrepareShapeOfRuns(table, KeyRunsOf(table, 1), meta);
 }
 
 Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
@@ -684,16 +693,17 @@ Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
   w.topology = shape.topology;
   const auto from = shape.steps.begin() + static_cast<ptrdiff_t>(first_step);
   w.steps.assign(from, from + static_cast<ptrdiff_t>(count));
-  for (size_t r = 0; r < rows.size(); ++r) {
-    if (!std::binary_search(w.steps.begin(), w.steps.end(), rows.step[r])) {
-      return InvalidInput("step " + std::to_string(rows.step[r]) +
+  RETURN_IF_ERROR(CheckOpCount(rows));
+  const trace::KeyRuns keys = KeyRunsOf(rows, 1);
+  for (const int64_t step : keys.step) {
+    if (!std::binary_search(w.steps.begin(), w.steps.end(), step)) {
+      return InvalidInput("step " + std::to_string(step) +
                           ": a row outside its window of steps");
     }
   }
   BigVector<float> end;
   std::vector<float> step_min;
-  RETURN_IF_ERROR(CheckOpCount(rows));
-  RETURN_IF_ERROR(PlaceRows(rows, RunStarts(rows, 1), &w, &end, &step_min, 1));
+  RETURN_IF_ERROR(PlaceRows(rows, keys, &w, &end, &step_min, 1));
   PreprocessTraced(end, step_min, &w, 1);
   return w;
 }

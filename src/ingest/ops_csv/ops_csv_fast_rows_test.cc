@@ -25,6 +25,7 @@ namespace {
 struct ParseWay {
   bool general_only = false;
   bool baseline = false;  // the fast path's baseline copy (not AVX2 + BMI)
+  bool key_runs = false;  // keys by runs (KeepKeysInRuns), then as columns
   size_t threads = 1;
   size_t piece_bytes = 0;  // 0: the whole text in one Feed
 };
@@ -34,12 +35,20 @@ Result<trace::OpsTable> Parse(std::string_view csv, const ParseWay& way) {
                       way.threads);
   if (way.general_only) parser.UseGeneralPathOnly();
   if (way.baseline) parser.UseBaselineFastPath();
+  if (way.key_runs) parser.KeepKeysInRuns();
   const size_t step = way.piece_bytes == 0 ? csv.size() : way.piece_bytes;
   for (size_t at = 0; at < csv.size(); at += step) {
     const Status status = parser.Feed(csv.substr(at, step));
     if (!status.ok()) return status;
   }
-  return parser.Finish();
+  Result<trace::OpsTable> table = parser.Finish();
+  if (table.ok() && way.key_runs) {
+    if (!table->keys_in_runs || !table->rank.empty()) {
+      return Internal("the keys are not in runs");
+    }
+    table->KeysToColumns();
+  }
+  return table;
 }
 
 // What the fast path must hand over to the general path, which then
@@ -157,6 +166,14 @@ TEST(OpsCsvFastRowsTest, PlainRowsMatchTheGeneralPath) {
       EXPECT_TRUE(SameOutcome(
           Parse(csv, {.baseline = true, .threads = threads}), expected))
           << threads << " threads, baseline copy, shuffled " << shuffled;
+      EXPECT_TRUE(SameOutcome(
+          Parse(csv, {.key_runs = true, .threads = threads}), expected))
+          << threads << " threads, keys in runs, shuffled " << shuffled;
+      EXPECT_TRUE(SameOutcome(
+          Parse(csv,
+                {.key_runs = true, .threads = threads, .piece_bytes = 77777}),
+          expected))
+          << threads << " threads, keys in runs, pieces, shuffled " << shuffled;
     }
   }
 }
@@ -209,6 +226,10 @@ TEST(OpsCsvFastRowsTest, EachOddFieldMatchesTheGeneralPath) {
       ASSERT_TRUE(
           SameOutcome(Parse(csv, {.baseline = true, .threads = 2}), expected))
           << "field " << odd.field << " = '" << odd.text << "', baseline";
+      ASSERT_TRUE(SameOutcome(
+          Parse(csv, {.key_runs = true, .threads = 2, .piece_bytes = 3001}),
+          expected))
+          << "field " << odd.field << " = '" << odd.text << "', key runs";
     }
   }
   // Both kinds of outcome were checked, many times.
@@ -233,6 +254,10 @@ TEST(OpsCsvFastRowsTest, QuotesBlankLinesAndCrlfAmongPlainRows) {
   for (size_t threads : {1, 2, 4}) {
     EXPECT_TRUE(SameOutcome(Parse(csv, {.threads = threads}), expected))
         << threads << " threads";
+    EXPECT_TRUE(SameOutcome(
+        Parse(csv, {.key_runs = true, .threads = threads, .piece_bytes = 4099}),
+        expected))
+        << threads << " threads, keys in runs";
   }
 }
 

@@ -29,6 +29,7 @@ Result<trace::OpsTable> ReadOpsCsvFile(const std::string& path,
   OpsCsvParser parser(path, reader->text_bytes_hint(),
                       options.limits.max_line_bytes, threads);
   if (!options.ns_durations) parser.DropNsDurations();
+  if (options.key_runs) parser.KeepKeysInRuns();
   const TextBlockOptions block_options{
       .block_bytes = block_bytes,
       .inflate_on_thread = options.inflate_on_thread,

@@ -37,6 +37,10 @@ struct ReadOpsCsvOptions {
   // caller that reads durations only through DurS32, as the in-memory
   // analysis does: 8 of the table's 65 bytes per op.
   bool ns_durations = true;
+  // The keys (rank, dp_rank, stage, step) by runs of rows
+  // (trace::OpsTable::key_runs), not in columns: for a caller that reads the
+  // table with whatif::PrepareTrace only. 20 bytes per row less.
+  bool key_runs = false;
 };
 
 // Reads the ops CSV file at `path`: the same table, or the same error with

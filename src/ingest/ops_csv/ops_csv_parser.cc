@@ -217,6 +217,7 @@ Result<trace::OpsTable> OpsCsvParser::Finish() {
   carry_ = std::string();
   FillAbsentColumns();
   if (drop_extra_) table_.extra.clear();
+  table_.keys_in_runs = keys_in_runs_;
   return std::move(table_);
 }
 
@@ -259,6 +260,7 @@ Result<size_t> OpsCsvParser::ParseWindow(std::string_view window, bool final) {
     next_line_ = tokenizer_.record_line();
     record_open_ = true;
   }
+  CompactKeys();
   offset_ += consumed;
   return consumed;
 }
@@ -273,7 +275,35 @@ bool OpsCsvParser::RecordRunsPastWindow() const {
 }
 
 // Drops what a rolled-back record had already added to the columns.
-void OpsCsvParser::TruncateRows(size_t rows) { table_.Truncate(rows); }
+void OpsCsvParser::TruncateRows(size_t rows) {
+  table_.Truncate(rows);
+  if (keys_in_runs_) {
+    trace::OpsTable& t = table_;
+    const size_t keys = rows - key_base_;
+    for (auto* column : {&t.rank, &t.dp, &t.pp}) {
+      if (column->size() > keys) column->resize(keys);
+    }
+    if (t.step.size() > keys) t.step.resize(keys);
+  }
+}
+
+// With KeepKeysInRuns, once the key columns hold whole rows: their rows
+// [key_base_, rows_) go into the runs, and the columns are emptied (their
+// memory kept for the next window's rows).
+void OpsCsvParser::CompactKeys() {
+  if (!keys_in_runs_) return;
+  trace::OpsTable& t = table_;
+  const size_t keys = rows_ - key_base_;
+  STRAG_CHECK(t.rank.size() == keys && t.dp.size() == keys &&
+                  t.pp.size() == keys && t.step.size() == keys,
+              "OpsCsvParser: key columns out of step with the rows");
+  for (size_t i = 0; i < keys; ++i) {
+    t.key_runs.Append(key_base_ + i + 1, t.rank[i], t.dp[i], t.pp[i],
+                      t.step[i]);
+  }
+  key_base_ = rows_;
+  t.rank.clear(), t.dp.clear(), t.pp.clear(), t.step.clear();
+}
 
 std::string OpsCsvParser::LinePrefix(size_t line) const {
   return source_ + ": line " + std::to_string(line) + ": ";
@@ -399,10 +429,12 @@ void OpsCsvParser::ReserveRows(std::string_view window) {
     ReserveColumn(rows, &reserved, &column);
   };
   trace::OpsTable& t = table_;
-  reserve(t.rank);
-  reserve(t.dp);
-  reserve(t.pp);
-  reserve(t.step);
+  if (!keys_in_runs_) {  // else they hold a window's rows only
+    reserve(t.rank);
+    reserve(t.dp);
+    reserve(t.pp);
+    reserve(t.step);
+  }
   reserve(t.op_type);
   reserve(t.seq_id);
   reserve(t.chunk);
@@ -493,10 +525,10 @@ void OpsCsvParser::GrowRows(size_t more) {
   const size_t n = rows_ + more;
   trace::OpsTable& t = table_;
   const auto grow = [n](auto& column) { column.resize(n); };
-  grow(t.rank);
-  grow(t.dp);
-  grow(t.pp);
-  grow(t.step);
+  t.rank.resize(n - key_base_);
+  t.dp.resize(n - key_base_);
+  t.pp.resize(n - key_base_);
+  t.step.resize(n - key_base_);
   grow(t.op_type);
   grow(t.seq_id);
   grow(t.start_ns);
@@ -624,14 +656,15 @@ template <Column C>
 const char* OpsCsvParser::FastFieldOf(const char* p, const char* end,
                                       size_t row) {
   trace::OpsTable& t = table_;
+  [[maybe_unused]] const size_t key_row = row - key_base_;  // key columns
   if constexpr (C == Column::kDp) {
-    return FastInt(p, IntMin::kNonNegative, &t.dp[row]);
+    return FastInt(p, IntMin::kNonNegative, &t.dp[key_row]);
   } else if constexpr (C == Column::kPp) {
-    return FastInt(p, IntMin::kNonNegative, &t.pp[row]);
+    return FastInt(p, IntMin::kNonNegative, &t.pp[key_row]);
   } else if constexpr (C == Column::kRank) {
-    return FastInt(p, IntMin::kNonNegative, &t.rank[row]);
+    return FastInt(p, IntMin::kNonNegative, &t.rank[key_row]);
   } else if constexpr (C == Column::kStep) {
-    return FastInt(p, IntMin::kAny, &t.step[row]);
+    return FastInt(p, IntMin::kAny, &t.step[key_row]);
   } else if constexpr (C == Column::kSeqId) {
     return FastInt(p, IntMin::kNonNegative, &t.seq_id[row]);
   } else if constexpr (C == Column::kChunk) {
@@ -988,6 +1021,7 @@ bool OpsCsvParser::ReadExtra(size_t i) {
 }
 
 void OpsCsvParser::TakeRows(trace::OpsTable* rows) {
+  STRAG_CHECK(!keys_in_runs_, "OpsCsvParser::TakeRows with keys in runs");
   FillAbsentColumns();
   std::swap(*rows, table_);
   // The caller's last batch becomes the next one's columns.
