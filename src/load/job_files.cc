@@ -76,13 +76,15 @@ Result<report::ReportInput> ReadJobFiles(JobRead& read,
                          std::move(options), read.limits, read.collective);
   }
   // Without a caller for the table, only the analysis reads it, and it
-  // reads durations as binary32 seconds and keys by runs of rows: no
-  // nanosecond durations, no key columns.
-  ASSIGN_OR_RETURN(
-      trace::OpsTable ops,
-      ingest::ReadOpsCsvFile(source, {.limits = read.limits,
-                                      .ns_durations = table != nullptr,
-                                      .key_runs = table == nullptr}));
+  // reads durations as binary32 seconds, keys by runs of rows and
+  // microbatches only with the sequence lengths: no nanosecond durations,
+  // no key columns, microbatches only beside extra columns.
+  const bool own = table == nullptr;
+  ASSIGN_OR_RETURN(trace::OpsTable ops,
+                   ingest::ReadOpsCsvFile(source, {.limits = read.limits,
+                                                   .ns_durations = !own,
+                                                   .key_runs = own,
+                                                   .microbatches = !own}));
   if (table == nullptr) {  // the table goes: released while preparing
     return report::OpsTableInputReleasing(&ops, meta, source, read.threads);
   }

@@ -30,6 +30,7 @@ Result<trace::OpsTable> ReadOpsCsvFile(const std::string& path,
                       options.limits.max_line_bytes, threads);
   if (!options.ns_durations) parser.DropNsDurations();
   if (options.key_runs) parser.KeepKeysInRuns();
+  if (!options.microbatches) parser.KeepMicrobatchesWithExtraOnly();
   const TextBlockOptions block_options{
       .block_bytes = block_bytes,
       .inflate_on_thread = options.inflate_on_thread,

@@ -41,6 +41,10 @@ struct ReadOpsCsvOptions {
   // (trace::OpsTable::key_runs), not in columns: for a caller that reads the
   // table with whatif::PrepareTrace only. 20 bytes per row less.
   bool key_runs = false;
+  // false: `microbatch` is kept only where the table has extra columns
+  // (OpsCsvParser::KeepMicrobatchesWithExtraOnly), as the analysis reads it
+  // (the sequence lengths, with `seq_lens`); empty otherwise.
+  bool microbatches = true;
 };
 
 // Reads the ops CSV file at `path`: the same table, or the same error with

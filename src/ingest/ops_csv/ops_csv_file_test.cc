@@ -177,6 +177,54 @@ TEST(ReadOpsCsvFileTest, WithoutNsDurationsOnlyDurNsIsEmpty) {
   }
 }
 
+// What `strag analyze` reads for itself: the keys by runs of rows and the
+// microbatches only beside extra columns. The same table otherwise (the
+// runs as columns again), and the same errors, for tables cut into many
+// windows (tiny blocks) and parts (threads), through both paths (the tricky
+// rows take the general one), with and without mb_id and extra columns.
+TEST(ReadOpsCsvFileTest, KeysInRunsAndMicrobatchesWithExtraOnly) {
+  std::string with_mb =
+      "dp_rank,stage,rank,step,optype,start_ts,duration,seq_id,mb_id\n";
+  for (int i = 0; i < 30000; ++i) {
+    // Runs of 7 rows of one worker and step, steps one after another.
+    const int run = i / 7;
+    with_mb += std::to_string(run % 3) + "," + std::to_string(run / 3 % 2) +
+               "," + std::to_string(run % 6) + "," + std::to_string(run / 6) +
+               ",forward-compute,0.5,0.25," + std::to_string(i % 7) + "," +
+               std::to_string(i % 5) + "\n";
+  }
+  const std::string bad_mb = with_mb + "0,0,0,1,gc,0,0,0,-2\n";
+  const std::string many = ManyRows(200000);
+  int n = 0;
+  for (const std::string_view csv :
+       {std::string_view(kTrickyCsv), std::string_view(with_mb),
+        std::string_view(bad_mb), std::string_view(many)}) {
+    const std::string path =
+        WriteTemp("strag_key_runs_" + std::to_string(n++) + ".csv", csv);
+    for (const size_t threads : {1, 3}) {
+      for (const size_t block_bytes : {size_t{0}, size_t{4099}}) {
+        const ReadOpsCsvOptions base{.block_bytes = block_bytes,
+                                     .threads = threads};
+        Result<trace::OpsTable> expected = ReadOpsCsvFile(path, base);
+        ReadOpsCsvOptions own = base;
+        own.key_runs = true, own.microbatches = false;
+        Result<trace::OpsTable> got = ReadOpsCsvFile(path, own);
+        if (got.ok()) {
+          ASSERT_TRUE(got->keys_in_runs && got->rank.empty());
+          if (csv.data() == with_mb.data()) {  // runs of 7 rows
+            EXPECT_EQ(got->key_runs.size(), (got->size() + 6) / 7);
+          }
+          got->KeysToColumns();
+          EXPECT_EQ(got->microbatch.empty(), got->extra.empty()) << path;
+          if (expected.ok() && got->extra.empty()) expected->microbatch.clear();
+        }
+        ASSERT_TRUE(SameOutcome(got, expected))
+            << path << ", " << threads << " threads, blocks " << block_bytes;
+      }
+    }
+  }
+}
+
 // A bad field on a line that spans a block boundary is reported with the
 // line, column and wording of ParseOpsCsv.
 TEST(ReadOpsCsvFileTest, ErrorOnALineAcrossBlocks) {

@@ -260,7 +260,7 @@ Result<size_t> OpsCsvParser::ParseWindow(std::string_view window, bool final) {
     next_line_ = tokenizer_.record_line();
     record_open_ = true;
   }
-  CompactKeys();
+  FoldWindow();
   offset_ += consumed;
   return consumed;
 }
@@ -277,32 +277,35 @@ bool OpsCsvParser::RecordRunsPastWindow() const {
 // Drops what a rolled-back record had already added to the columns.
 void OpsCsvParser::TruncateRows(size_t rows) {
   table_.Truncate(rows);
-  if (keys_in_runs_) {
-    trace::OpsTable& t = table_;
-    const size_t keys = rows - key_base_;
-    for (auto* column : {&t.rank, &t.dp, &t.pp}) {
-      if (column->size() > keys) column->resize(keys);
-    }
-    if (t.step.size() > keys) t.step.resize(keys);
-  }
+  trace::OpsTable& t = table_;
+  const size_t window_rows = rows - window_base_;
+  const auto truncate = [window_rows](auto& column) {
+    if (column.size() > window_rows) column.resize(window_rows);
+  };
+  if (keys_in_runs_) truncate(t.rank), truncate(t.dp), truncate(t.pp);
+  if (keys_in_runs_) truncate(t.step);
+  if (drop_microbatches_) truncate(t.microbatch);
 }
 
-// With KeepKeysInRuns, once the key columns hold whole rows: their rows
-// [key_base_, rows_) go into the runs, and the columns are emptied (their
-// memory kept for the next window's rows).
-void OpsCsvParser::CompactKeys() {
-  if (!keys_in_runs_) return;
+// Once the window-local columns hold whole rows: with KeepKeysInRuns, the
+// keys of rows [window_base_, rows_) go into the runs; the microbatches that
+// are not kept go; the columns are emptied (their memory kept for the next
+// window's rows).
+void OpsCsvParser::FoldWindow() {
   trace::OpsTable& t = table_;
-  const size_t keys = rows_ - key_base_;
-  STRAG_CHECK(t.rank.size() == keys && t.dp.size() == keys &&
-                  t.pp.size() == keys && t.step.size() == keys,
-              "OpsCsvParser: key columns out of step with the rows");
-  for (size_t i = 0; i < keys; ++i) {
-    t.key_runs.Append(key_base_ + i + 1, t.rank[i], t.dp[i], t.pp[i],
-                      t.step[i]);
+  const size_t keys = rows_ - window_base_;
+  if (keys_in_runs_) {
+    STRAG_CHECK(t.rank.size() == keys && t.dp.size() == keys &&
+                    t.pp.size() == keys && t.step.size() == keys,
+                "OpsCsvParser: key columns out of step with the rows");
+    for (size_t i = 0; i < keys; ++i) {
+      t.key_runs.Append(window_base_ + i + 1, t.rank[i], t.dp[i], t.pp[i],
+                        t.step[i]);
+    }
+    t.rank.clear(), t.dp.clear(), t.pp.clear(), t.step.clear();
   }
-  key_base_ = rows_;
-  t.rank.clear(), t.dp.clear(), t.pp.clear(), t.step.clear();
+  if (drop_microbatches_) t.microbatch.clear();
+  if (keys_in_runs_ || drop_microbatches_) window_base_ = rows_;
 }
 
 std::string OpsCsvParser::LinePrefix(size_t line) const {
@@ -352,6 +355,10 @@ Status OpsCsvParser::ParseHeader(std::string_view window, bool final) {
   for (size_t i = 0; i < kCanonicalPrefix && canonical_prefix_; ++i) {
     canonical_prefix_ = roles_[i] == static_cast<int8_t>(i);
   }
+  // The microbatches are read with extra columns only (the sequence
+  // lengths).
+  drop_microbatches_ = microbatches_with_extra_only_ && table_.extra.empty() &&
+                       present_[static_cast<size_t>(Column::kMicrobatch)];
   ReserveRows(window);
   return Status::Ok();
 }
@@ -438,7 +445,7 @@ void OpsCsvParser::ReserveRows(std::string_view window) {
   reserve(t.op_type);
   reserve(t.seq_id);
   reserve(t.chunk);
-  reserve(t.microbatch);
+  if (!drop_microbatches_) reserve(t.microbatch);
   reserve(t.global_chunk);
   reserve(t.start_ns);
   if (!drop_dur_ns_) reserve(t.dur_ns);
@@ -525,10 +532,10 @@ void OpsCsvParser::GrowRows(size_t more) {
   const size_t n = rows_ + more;
   trace::OpsTable& t = table_;
   const auto grow = [n](auto& column) { column.resize(n); };
-  t.rank.resize(n - key_base_);
-  t.dp.resize(n - key_base_);
-  t.pp.resize(n - key_base_);
-  t.step.resize(n - key_base_);
+  t.rank.resize(n - window_base_);
+  t.dp.resize(n - window_base_);
+  t.pp.resize(n - window_base_);
+  t.step.resize(n - window_base_);
   grow(t.op_type);
   grow(t.seq_id);
   grow(t.start_ns);
@@ -538,7 +545,9 @@ void OpsCsvParser::GrowRows(size_t more) {
   grow(t.dur_s32);
   const auto has = [this](Column c) { return present_[static_cast<size_t>(c)]; };
   if (has(Column::kChunk)) grow(t.chunk);
-  if (has(Column::kMicrobatch)) grow(t.microbatch);
+  if (has(Column::kMicrobatch)) {
+    t.microbatch.resize(n - (drop_microbatches_ ? window_base_ : 0));
+  }
   if (has(Column::kGlobalChunk)) grow(t.global_chunk);
   if (has(Column::kTp)) grow(t.tp);
   if (has(Column::kCp)) grow(t.cp);
@@ -656,7 +665,10 @@ template <Column C>
 const char* OpsCsvParser::FastFieldOf(const char* p, const char* end,
                                       size_t row) {
   trace::OpsTable& t = table_;
-  [[maybe_unused]] const size_t key_row = row - key_base_;  // key columns
+  // The rows of the window-local columns (FoldWindow).
+  [[maybe_unused]] const size_t key_row = row - window_base_;
+  [[maybe_unused]] const size_t mb_row =
+      drop_microbatches_ ? row - window_base_ : row;
   if constexpr (C == Column::kDp) {
     return FastInt(p, IntMin::kNonNegative, &t.dp[key_row]);
   } else if constexpr (C == Column::kPp) {
@@ -670,7 +682,7 @@ const char* OpsCsvParser::FastFieldOf(const char* p, const char* end,
   } else if constexpr (C == Column::kChunk) {
     return FastInt(p, IntMin::kMinusOne, &t.chunk[row]);
   } else if constexpr (C == Column::kMicrobatch) {
-    return FastInt(p, IntMin::kMinusOne, &t.microbatch[row]);
+    return FastInt(p, IntMin::kMinusOne, &t.microbatch[mb_row]);
   } else if constexpr (C == Column::kGlobalChunk) {
     return FastInt(p, IntMin::kMinusOne, &t.global_chunk[row]);
   } else if constexpr (C == Column::kTp) {
@@ -1021,7 +1033,8 @@ bool OpsCsvParser::ReadExtra(size_t i) {
 }
 
 void OpsCsvParser::TakeRows(trace::OpsTable* rows) {
-  STRAG_CHECK(!keys_in_runs_, "OpsCsvParser::TakeRows with keys in runs");
+  STRAG_CHECK(!keys_in_runs_ && !microbatches_with_extra_only_,
+              "OpsCsvParser::TakeRows with window-local columns");
   FillAbsentColumns();
   std::swap(*rows, table_);
   // The caller's last batch becomes the next one's columns.
@@ -1039,7 +1052,8 @@ void OpsCsvParser::FillAbsentColumns() {
   if (!present_[static_cast<size_t>(Column::kChunk)]) {
     table_.chunk.assign(rows, -1);
   }
-  if (!present_[static_cast<size_t>(Column::kMicrobatch)]) {
+  if (!present_[static_cast<size_t>(Column::kMicrobatch)] &&
+      !microbatches_with_extra_only_) {
     table_.microbatch.assign(rows, -1);
   }
   if (!present_[static_cast<size_t>(Column::kGlobalChunk)]) {
