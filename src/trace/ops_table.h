@@ -84,6 +84,10 @@ struct OpsTable {
   // The source start minus `start_ns`, in attoseconds; present with
   // `start_s32`.
   Column<int32_t> start_rem_as;
+  // Set by whatif::PrepareTraceReleasing once it has rebased `start_s32` in
+  // place (each step's starts since its earliest, in binary32 seconds) and
+  // dropped `start_ns` and `start_rem_as`.
+  bool starts_rebased = false;
 
   // Where the reader was asked for it (ReadOpsCsvOptions::key_runs): the
   // keys by runs, and rank, dp, pp and step empty (20 of the 57 bytes a row
