@@ -2,7 +2,10 @@
 // libFuzzer target for the ops CSV reader and writer: any input must parse
 // or fail cleanly, the same in one piece as cut in three (OpsCsvParser),
 // also under a small line limit (a refusal must not depend on the cut),
-// and whatever parses must survive a write/parse round trip unchanged.
+// and for every other input as `strag analyze` reads it (keys by runs,
+// microbatches only beside extra columns: the same table once the runs are
+// columns again), and whatever parses must survive a write/parse round trip
+// unchanged.
 // Build with clang and -fsanitize=fuzzer,address,undefined
 // (STRAG_BUILD_FUZZERS=ON); ops_csv_fuzz_driver.cc runs it without
 // libFuzzer, in CI.
@@ -39,25 +42,40 @@ bool SameTable(const strag::trace::OpsTable& a,
          a.tokens == b.tokens;
 }
 
-// Parses `text` cut at two places chosen from its length and first byte.
+void Fail(const std::string& what) {
+  std::fprintf(stderr, "ops_csv fuzz: %s\n", what.c_str());
+  std::abort();
+}
+
+// Parses `text` cut at two places chosen from its length and first byte;
+// `analysis`: as `strag analyze` reads for itself, the keys then put back
+// into columns.
 strag::Result<strag::trace::OpsTable> ParseInPieces(std::string_view text,
-                                                    uint64_t max_line_bytes) {
+                                                    uint64_t max_line_bytes,
+                                                    bool analysis) {
   const size_t seed = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
   const size_t first = text.size() * seed / 256;
   const size_t second = first + (text.size() - first) / 2;
   strag::ingest::OpsCsvParser parser("fuzz.csv", text.size(), max_line_bytes);
+  if (analysis) {
+    parser.KeepKeysInRuns();
+    parser.KeepMicrobatchesWithExtraOnly();
+  }
   for (std::string_view piece :
        {text.substr(0, first), text.substr(first, second - first),
         text.substr(second)}) {
     const strag::Status status = parser.Feed(piece);
     if (!status.ok()) return status;
   }
-  return parser.Finish();
-}
-
-void Fail(const std::string& what) {
-  std::fprintf(stderr, "ops_csv fuzz: %s\n", what.c_str());
-  std::abort();
+  auto table = parser.Finish();
+  if (table.ok() && analysis) {
+    if (!table->keys_in_runs) Fail("the keys are not in runs");
+    if (table->extra.empty() != table->microbatch.empty()) {
+      Fail("microbatches kept without extra columns, or dropped with them");
+    }
+    table->KeysToColumns();
+  }
+  return table;
 }
 
 }  // namespace
@@ -79,7 +97,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                       : strag::ingest::kDefaultMaxLineBytes;
   const auto table =
       strag::ingest::ParseOpsCsv(*text, "fuzz.csv", max_line_bytes);
-  const auto pieces = ParseInPieces(*text, max_line_bytes);
+  const bool analysis = size % 2 == 0;
+  auto pieces = ParseInPieces(*text, max_line_bytes, analysis);
   if (table.ok() != pieces.ok()) {
     Fail("one piece: " + (table.ok() ? "ok" : table.status().message()) +
          "; pieces: " + (pieces.ok() ? "ok" : pieces.status().message()));
@@ -91,6 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
+  if (analysis && table->extra.empty()) pieces->microbatch = table->microbatch;
   if (!SameTable(*table, *pieces)) Fail("tables differ");
   const std::string written = strag::ingest::WriteOpsCsv(*table);
   const auto again = strag::ingest::ParseOpsCsv(written, "rewritten.csv");
