@@ -1053,7 +1053,7 @@ void OpsCsvParser::FillAbsentColumns() {
     table_.chunk.assign(rows, -1);
   }
   if (!present_[static_cast<size_t>(Column::kMicrobatch)] &&
-      !microbatches_with_extra_only_) {
+      (!microbatches_with_extra_only_ || !table_.extra.empty())) {
     table_.microbatch.assign(rows, -1);
   }
   if (!present_[static_cast<size_t>(Column::kGlobalChunk)]) {

@@ -70,7 +70,8 @@ strag::Result<strag::trace::OpsTable> ParseInPieces(std::string_view text,
   auto table = parser.Finish();
   if (table.ok() && analysis) {
     if (!table->keys_in_runs) Fail("the keys are not in runs");
-    if (table->extra.empty() != table->microbatch.empty()) {
+    if (table->microbatch.size() !=
+        (table->extra.empty() ? 0 : table->size())) {
       Fail("microbatches kept without extra columns, or dropped with them");
     }
     table->KeysToColumns();
