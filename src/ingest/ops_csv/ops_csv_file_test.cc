@@ -218,6 +218,18 @@ TEST(ReadOpsCsvFileTest, KeysInRunsAndMicrobatchesWithExtraOnly) {
         ReadOpsCsvOptions own = base;
         own.key_runs = true, own.microbatches = false;
         Result<trace::OpsTable> got = ReadOpsCsvFile(path, own);
+        // Each option alone too.
+        own.microbatches = true;
+        Result<trace::OpsTable> runs_only = ReadOpsCsvFile(path, own);
+        if (runs_only.ok()) runs_only->KeysToColumns();
+        ASSERT_TRUE(SameOutcome(runs_only, expected)) << path << ", runs";
+        own.key_runs = false, own.microbatches = false;
+        Result<trace::OpsTable> mb_only = ReadOpsCsvFile(path, own);
+        if (mb_only.ok() && expected.ok() && mb_only->extra.empty()) {
+          EXPECT_TRUE(mb_only->microbatch.empty());
+          mb_only->microbatch = expected->microbatch;
+        }
+        ASSERT_TRUE(SameOutcome(mb_only, expected)) << path << ", mb";
         if (got.ok()) {
           ASSERT_TRUE(got->keys_in_runs && got->rank.empty());
           if (csv.data() == with_mb.data()) {  // runs of 7 rows

@@ -532,10 +532,9 @@ void OpsCsvParser::GrowRows(size_t more) {
   const size_t n = rows_ + more;
   trace::OpsTable& t = table_;
   const auto grow = [n](auto& column) { column.resize(n); };
-  t.rank.resize(n - window_base_);
-  t.dp.resize(n - window_base_);
-  t.pp.resize(n - window_base_);
-  t.step.resize(n - window_base_);
+  const size_t keys = n - KeyBase();
+  t.rank.resize(keys), t.dp.resize(keys), t.pp.resize(keys);
+  t.step.resize(keys);
   grow(t.op_type);
   grow(t.seq_id);
   grow(t.start_ns);
@@ -545,9 +544,7 @@ void OpsCsvParser::GrowRows(size_t more) {
   grow(t.dur_s32);
   const auto has = [this](Column c) { return present_[static_cast<size_t>(c)]; };
   if (has(Column::kChunk)) grow(t.chunk);
-  if (has(Column::kMicrobatch)) {
-    t.microbatch.resize(n - (drop_microbatches_ ? window_base_ : 0));
-  }
+  if (has(Column::kMicrobatch)) t.microbatch.resize(n - MicrobatchBase());
   if (has(Column::kGlobalChunk)) grow(t.global_chunk);
   if (has(Column::kTp)) grow(t.tp);
   if (has(Column::kCp)) grow(t.cp);
@@ -665,10 +662,9 @@ template <Column C>
 const char* OpsCsvParser::FastFieldOf(const char* p, const char* end,
                                       size_t row) {
   trace::OpsTable& t = table_;
-  // The rows of the window-local columns (FoldWindow).
-  [[maybe_unused]] const size_t key_row = row - window_base_;
-  [[maybe_unused]] const size_t mb_row =
-      drop_microbatches_ ? row - window_base_ : row;
+  // The rows of the columns that may be window-local (FoldWindow).
+  [[maybe_unused]] const size_t key_row = row - KeyBase();
+  [[maybe_unused]] const size_t mb_row = row - MicrobatchBase();
   if constexpr (C == Column::kDp) {
     return FastInt(p, IntMin::kNonNegative, &t.dp[key_row]);
   } else if constexpr (C == Column::kPp) {

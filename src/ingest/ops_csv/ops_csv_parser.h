@@ -119,6 +119,11 @@ class OpsCsvParser {
   bool RecordRunsPastWindow() const;
   void TruncateRows(size_t rows);
   void FoldWindow();
+  // The first row the key columns / the microbatch column hold.
+  size_t KeyBase() const { return keys_in_runs_ ? window_base_ : 0; }
+  size_t MicrobatchBase() const {
+    return drop_microbatches_ ? window_base_ : 0;
+  }
 
   Status ParseHeader(std::string_view window, bool final);
   Status SetColumns(const std::vector<CsvField>& fields);
