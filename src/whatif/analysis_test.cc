@@ -37,6 +37,16 @@ PreparedTrace Job(double factor, int32_t slow_dp = 2) {
   return std::move(prepared).value();
 }
 
+// The arrays PrepareTrace fills are the same bit for bit.
+void ExpectSameArrays(const PreparedTrace& a, const PreparedTrace& b,
+                      size_t threads) {
+  EXPECT_TRUE(a.row == b.row) << threads;
+  EXPECT_TRUE(a.start == b.start) << threads;
+  EXPECT_TRUE(a.launch_delay == b.launch_delay) << threads;
+  EXPECT_TRUE(a.cost == b.cost) << threads;
+  EXPECT_EQ(a.step_t_base, b.step_t_base) << threads;
+}
+
 WhatIfResult Analysed(const PreparedTrace& t, WhatIfOptions options = {}) {
   auto r = Analyze(t, options);
   EXPECT_TRUE(r.ok()) << r.status().message();
@@ -60,14 +70,18 @@ TEST(PrepareTraceTest, ThreadsGiveTheSameArraysAndErrors) {
   for (size_t r = made->size(); r-- > 0;) table.AppendRows(*made, r, r + 1);
   auto one = PrepareTrace(table, {}, 1);
   ASSERT_TRUE(one.ok()) << one.status().message();
-  for (size_t threads : {2, 3, 16}) {
-    auto many = PrepareTrace(table, {}, threads);
-    ASSERT_TRUE(many.ok()) << many.status().message();
-    EXPECT_TRUE(many->row == one->row) << threads;
-    EXPECT_TRUE(many->start == one->start) << threads;
-    EXPECT_TRUE(many->launch_delay == one->launch_delay) << threads;
-    EXPECT_TRUE(many->cost == one->cost) << threads;
-    EXPECT_EQ(many->step_t_base, one->step_t_base) << threads;
+  // Also with the keys by runs of rows (as `strag analyze` reads an ops CSV).
+  trace::OpsTable in_runs = table;
+  in_runs.KeysToRuns();
+  EXPECT_LT(in_runs.key_runs.size(), table.size());
+  for (size_t threads : {1, 2, 3, 16}) {
+    for (const trace::OpsTable* t : {&table, &in_runs}) {
+      auto many = PrepareTrace(*t, {}, threads);
+      ASSERT_TRUE(many.ok()) << many.status().message();
+      ExpectSameArrays(*many, *one, threads);
+      EXPECT_EQ(many->steps, one->steps);
+      EXPECT_EQ(many->worker_rank, one->worker_rank);
+    }
   }
   // Errors in ranges of different threads: the first in row order is the
   // error, whatever the threads. (Rows run from the last step to the
@@ -118,27 +132,11 @@ TEST(PrepareTraceTest, ThreadsGiveTheSameArraysAndErrors) {
       EXPECT_NE(expected.find("appears twice"), std::string::npos) << expected;
     }
     for (size_t threads : {2, 3, 16}) EXPECT_EQ(error_of(*t, threads), expected);
-    // The keys by runs of rows (as `strag analyze` reads an ops CSV): the
-    // same error.
-    trace::OpsTable in_runs = *t;
-    in_runs.KeysToRuns();
-    EXPECT_EQ(error_of(in_runs, 1), expected);
-    EXPECT_EQ(error_of(in_runs, 3), expected);
-  }
-  // And the same arrays.
-  trace::OpsTable in_runs = table;
-  in_runs.KeysToRuns();
-  EXPECT_LT(in_runs.key_runs.size(), table.size());
-  for (size_t threads : {1, 3}) {
-    auto runs = PrepareTrace(in_runs, {}, threads);
-    ASSERT_TRUE(runs.ok()) << runs.status().message();
-    EXPECT_TRUE(runs->row == one->row) << threads;
-    EXPECT_TRUE(runs->start == one->start) << threads;
-    EXPECT_TRUE(runs->launch_delay == one->launch_delay) << threads;
-    EXPECT_TRUE(runs->cost == one->cost) << threads;
-    EXPECT_EQ(runs->step_t_base, one->step_t_base) << threads;
-    EXPECT_EQ(runs->steps, one->steps);
-    EXPECT_EQ(runs->worker_rank, one->worker_rank);
+    // The keys by runs of rows: the same error.
+    trace::OpsTable keys_in_runs = *t;
+    keys_in_runs.KeysToRuns();
+    EXPECT_EQ(error_of(keys_in_runs, 1), expected);
+    EXPECT_EQ(error_of(keys_in_runs, 3), expected);
   }
 }
 
@@ -192,11 +190,7 @@ TEST(PrepareTraceTest, RowsInAnyOrderGiveTheSameArrays) {
       auto released = PrepareTraceReleasing(&copy, {}, threads);
       auto kept = PrepareTrace(*rows, {}, threads);
       ASSERT_TRUE(released.ok()) << released.status().message();
-      EXPECT_TRUE(released->row == kept->row) << threads;
-      EXPECT_TRUE(released->start == kept->start) << threads;
-      EXPECT_TRUE(released->launch_delay == kept->launch_delay) << threads;
-      EXPECT_TRUE(released->cost == kept->cost) << threads;
-      EXPECT_EQ(released->step_t_base, kept->step_t_base) << threads;
+      ExpectSameArrays(*released, *kept, threads);
       // Only what the sequence lengths read is left: the microbatches
       // (when there are extra columns) and the extra columns.
       EXPECT_TRUE(copy.rank.empty() && copy.global_chunk.empty());
