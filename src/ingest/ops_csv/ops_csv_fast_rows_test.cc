@@ -44,7 +44,7 @@ Result<trace::OpsTable> Parse(std::string_view csv, const ParseWay& way) {
   Result<trace::OpsTable> table = parser.Finish();
   if (table.ok() && way.key_runs) {
     if (!table->keys_in_runs || !table->rank.empty()) {
-      return Internal("the keys are not in runs");
+      return Internal("the keys are not in runs");  // (under the trial rows)
     }
     table->KeysToColumns();
   }

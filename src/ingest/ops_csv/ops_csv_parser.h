@@ -85,8 +85,11 @@ class OpsCsvParser {
   // Keep the keys (rank, dp_rank, stage, step) by runs of rows
   // (trace::OpsTable::key_runs) instead of in four columns: 20 bytes per row
   // less, for a caller that reads the table with whatif::PrepareTrace only.
+  // Where the first kKeyRunsTrialRows rows or more make more than a run per
+  // 4 rows, the keys go back to columns (the table's keys_in_runs tells).
   // Not with TakeRows.
   void KeepKeysInRuns() { keys_in_runs_ = true; }
+  static constexpr size_t kKeyRunsTrialRows = size_t{1} << 16;
   // Keep `microbatch` only where the table has extra columns (the sequence
   // lengths read it with `seq_lens`): read and checked, but not held
   // otherwise (the column is then empty, even where mb_id is absent). 4

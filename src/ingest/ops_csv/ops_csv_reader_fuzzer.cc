@@ -69,7 +69,9 @@ strag::Result<strag::trace::OpsTable> ParseInPieces(std::string_view text,
   }
   auto table = parser.Finish();
   if (table.ok() && analysis) {
-    if (!table->keys_in_runs) Fail("the keys are not in runs");
+    if (table->keys_in_runs != table->rank.empty() && table->size() > 0) {
+      Fail("the keys are in runs and in columns, or in neither");
+    }
     if (table->microbatch.size() !=
         (table->extra.empty() ? 0 : table->size())) {
       Fail("microbatches kept without extra columns, or dropped with them");
