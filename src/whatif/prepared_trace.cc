@@ -54,32 +54,57 @@ std::string DescribeInstance(const PreparedTrace& p, size_t step_idx,
 // its run gives). Found by parts of the rows on `threads` threads, joined
 // in order; a table read with its keys in runs (OpsTable::keys_in_runs)
 // has them already (the same runs: its reader merges equal neighbours).
-trace::KeyRuns KeyRunsOf(const trace::OpsTable& t, size_t threads) {
-  if (t.keys_in_runs) return t.key_runs;
-  const size_t parts = std::max<size_t>(1, std::min(threads, t.size() >> 12));
-  std::vector<std::vector<uint32_t>> found(parts);
-  ParallelFor(parts, threads, [&](size_t k, size_t /*worker*/) {
-    for (size_t r = t.size() * k / parts; r < t.size() * (k + 1) / parts; ++r) {
-      if (r == 0 || t.step[r] != t.step[r - 1] || t.dp[r] != t.dp[r - 1] ||
-          t.pp[r] != t.pp[r - 1] || t.rank[r] != t.rank[r - 1]) {
-        found[k].push_back(static_cast<uint32_t>(r));
+// Otherwise the keys are read from the table's columns at each run's first
+// row (4 bytes per run here, where rows in no order make a run per row):
+// those columns must stay while they are read (PrepareTraceReleasing drops
+// `rank` before placing, which reads none).
+class RunKeys {
+ public:
+  RunKeys(const trace::OpsTable& t, size_t threads) : t_(&t) {
+    if (t.keys_in_runs) {
+      runs_ = &t.key_runs;
+      return;
+    }
+    const size_t parts = std::max<size_t>(1, std::min(threads, t.size() >> 12));
+    std::vector<std::vector<uint32_t>> found(parts);
+    ParallelFor(parts, threads, [&](size_t k, size_t /*worker*/) {
+      for (size_t r = t.size() * k / parts; r < t.size() * (k + 1) / parts;
+           ++r) {
+        if (r == 0 || t.step[r] != t.step[r - 1] || t.dp[r] != t.dp[r - 1] ||
+            t.pp[r] != t.pp[r - 1] || t.rank[r] != t.rank[r - 1]) {
+          found[k].push_back(static_cast<uint32_t>(r));
+        }
       }
+    });
+    for (const std::vector<uint32_t>& f : found) {
+      first_.insert(first_.end(), f.begin(), f.end());
     }
-  });
-  trace::KeyRuns keys;
-  keys.first.clear();
-  for (const std::vector<uint32_t>& f : found) {
-    for (const uint32_t r : f) {
-      keys.first.push_back(r);
-      keys.rank.push_back(t.rank[r]), keys.dp.push_back(t.dp[r]);
-      keys.pp.push_back(t.pp[r]), keys.step.push_back(t.step[r]);
-    }
+    first_.push_back(static_cast<uint32_t>(t.size()));
   }
-  keys.first.push_back(t.size());
-  return keys;
-}
 
-// Row indices are 32-bit (PreparedTrace::row, KeyRunsOf).
+  size_t size() const { return runs_ ? runs_->size() : first_.size() - 1; }
+  // Run k is rows [first(k), first(k + 1)).
+  size_t first(size_t k) const { return runs_ ? runs_->first[k] : first_[k]; }
+  int32_t rank(size_t k) const {
+    return runs_ ? runs_->rank[k] : t_->rank[first_[k]];
+  }
+  int32_t dp(size_t k) const {
+    return runs_ ? runs_->dp[k] : t_->dp[first_[k]];
+  }
+  int32_t pp(size_t k) const {
+    return runs_ ? runs_->pp[k] : t_->pp[first_[k]];
+  }
+  int64_t step(size_t k) const {
+    return runs_ ? runs_->step[k] : t_->step[first_[k]];
+  }
+
+ private:
+  const trace::OpsTable* t_;
+  const trace::KeyRuns* runs_ = nullptr;  // the table's, where it has them
+  std::vector<uint32_t> first_;           // else the runs' first rows
+};
+
+// Row indices are 32-bit (PreparedTrace::row, RunKeys).
 Status CheckOpCount(const trace::OpsTable& t) {
   if (t.size() >= std::numeric_limits<uint32_t>::max()) {
     return InvalidInput("the trace has " + std::to_string(t.size()) +
@@ -88,17 +113,17 @@ Status CheckOpCount(const trace::OpsTable& t) {
   return Status::Ok();
 }
 
-Status DeriveShape(const trace::OpsTable& t, const trace::KeyRuns& keys,
+Status DeriveShape(const trace::OpsTable& t, const RunKeys& keys,
                    PreparedTrace* p) {
   if (t.size() == 0) return InvalidInput("the trace has no ops");
   int64_t dp = 0, pp = 0;
   for (size_t k = 0; k < keys.size(); ++k) {
-    if (keys.dp[k] < 0 || keys.pp[k] < 0) {
-      return InvalidInput("rank " + std::to_string(keys.rank[k]) +
+    if (keys.dp(k) < 0 || keys.pp(k) < 0) {
+      return InvalidInput("rank " + std::to_string(keys.rank(k)) +
                           ": negative dp rank or stage");
     }
-    dp = std::max<int64_t>(dp, int64_t{keys.dp[k]} + 1);
-    pp = std::max<int64_t>(pp, int64_t{keys.pp[k]} + 1);
+    dp = std::max<int64_t>(dp, int64_t{keys.dp(k)} + 1);
+    pp = std::max<int64_t>(pp, int64_t{keys.pp(k)} + 1);
   }
   // Every (dp rank, stage) needs ops, so a larger layout is bad input (and
   // must not be allocated).
@@ -112,7 +137,8 @@ Status DeriveShape(const trace::OpsTable& t, const trace::KeyRuns& keys,
   }
   p->dp = static_cast<int32_t>(dp);
   p->pp = static_cast<int32_t>(pp);
-  for (const int64_t step : keys.step) {
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const int64_t step = keys.step(k);
     if (p->steps.empty() || p->steps.back() != step) p->steps.push_back(step);
   }
   std::sort(p->steps.begin(), p->steps.end());
@@ -120,14 +146,14 @@ Status DeriveShape(const trace::OpsTable& t, const trace::KeyRuns& keys,
   p->worker_rank.assign(static_cast<size_t>(p->dp * p->pp), -1);
   for (size_t k = 0; k < keys.size(); ++k) {
     int32_t& w =
-        p->worker_rank[static_cast<size_t>(keys.dp[k] * p->pp + keys.pp[k])];
-    if (w >= 0 && w != keys.rank[k]) {
-      return InvalidInput("dp rank " + std::to_string(keys.dp[k]) + ", stage " +
-                          std::to_string(keys.pp[k]) +
+        p->worker_rank[static_cast<size_t>(keys.dp(k) * p->pp + keys.pp(k))];
+    if (w >= 0 && w != keys.rank(k)) {
+      return InvalidInput("dp rank " + std::to_string(keys.dp(k)) + ", stage " +
+                          std::to_string(keys.pp(k)) +
                           " has two global ranks (" + std::to_string(w) +
-                          " and " + std::to_string(keys.rank[k]) + ")");
+                          " and " + std::to_string(keys.rank(k)) + ")");
     }
-    w = keys.rank[k];
+    w = keys.rank(k);
   }
   for (int32_t d = 0; d < p->dp; ++d) {
     for (int32_t s = 0; s < p->pp; ++s) {
@@ -157,13 +183,13 @@ Status DeriveShape(const trace::OpsTable& t, const trace::KeyRuns& keys,
   return Status::Ok();
 }
 
-Status BuildModel(const trace::OpsTable& t, const trace::KeyRuns& keys,
+Status BuildModel(const trace::OpsTable& t, const RunKeys& keys,
                   const trace::JobMeta& meta, PreparedTrace* p) {
   const int64_t ref_step = p->steps.front();
   std::optional<trace::ExactTime> origin;
   for (size_t k = 0; k < keys.size(); ++k) {
-    if (keys.step[k] != ref_step) continue;
-    for (size_t r = keys.first[k]; r < keys.first[k + 1]; ++r) {
+    if (keys.step(k) != ref_step) continue;
+    for (size_t r = keys.first(k); r < keys.first(k + 1); ++r) {
       if (!origin || t.ExactStart(r) < *origin) origin = t.ExactStart(r);
     }
   }
@@ -172,11 +198,11 @@ Status BuildModel(const trace::OpsTable& t, const trace::KeyRuns& keys,
       std::find(t.op_type.begin(), t.op_type.end(),
                 OpType::kSeparateGradsAllReduce) != t.op_type.end();
   for (size_t k = 0; k < keys.size(); ++k) {
-    if (keys.dp[k] != 0 || keys.step[k] != ref_step) continue;
-    for (size_t r = keys.first[k]; r < keys.first[k + 1]; ++r) {
+    if (keys.dp(k) != 0 || keys.step(k) != ref_step) continue;
+    for (size_t r = keys.first(k); r < keys.first(k + 1); ++r) {
       const float start = RebasedStartS32(t, r, *origin);
       ref.push_back(graph::RefOp{
-          .key = {t.op_type[r], t.seq_id[r], keys.pp[k]},
+          .key = {t.op_type[r], t.seq_id[r], keys.pp(k)},
           .chunk = t.chunk[r],
           .global_chunk = t.global_chunk[r],
           .start = start,
@@ -231,7 +257,7 @@ Status BuildModel(const trace::OpsTable& t, const trace::KeyRuns& keys,
 
 // PrepareShape of `t`, whose keys are `keys`.
 Result<PreparedTrace> PrepareShapeOfRuns(const trace::OpsTable& t,
-                                         const trace::KeyRuns& keys,
+                                         const RunKeys& keys,
                                          const trace::JobMeta& meta) {
   PreparedTrace p;
   RETURN_IF_ERROR(DeriveShape(t, keys, &p));
@@ -288,14 +314,14 @@ void PlaceRow(const trace::OpsTable& t, size_t r, size_t slot,
 // duration; `step_min` gets the earliest start of each of those steps.
 // Rows of other steps are skipped, so threads with disjoint ranges write
 // disjoint slots and steps.
-RowError PlaceRowsOfSteps(const trace::OpsTable& t, const trace::KeyRuns& keys,
+RowError PlaceRowsOfSteps(const trace::OpsTable& t, const RunKeys& keys,
                           StepRange range, PreparedTrace* p,
                           BigVector<float>* end, std::vector<float>* step_min) {
   constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
   auto step_index = [&](size_t k, size_t hint) {
-    if (p->steps[hint] == keys.step[k]) return hint;  // runs come by step
+    if (p->steps[hint] == keys.step(k)) return hint;  // runs come by step
     return static_cast<size_t>(
-        std::lower_bound(p->steps.begin(), p->steps.end(), keys.step[k]) -
+        std::lower_bound(p->steps.begin(), p->steps.end(), keys.step(k)) -
         p->steps.begin());
   };
   const auto mine = [range](size_t k) {
@@ -306,7 +332,7 @@ RowError PlaceRowsOfSteps(const trace::OpsTable& t, const trace::KeyRuns& keys,
   for (size_t k = 0, s = 0; k < keys.size() && !t.starts_rebased; ++k) {
     s = step_index(k, s);
     if (!mine(s)) continue;
-    for (size_t r = keys.first[k]; r < keys.first[k + 1]; ++r) {
+    for (size_t r = keys.first(k); r < keys.first(k + 1); ++r) {
       origin[s] = std::min(origin[s], t.ExactStart(r));
     }
   }
@@ -314,9 +340,9 @@ RowError PlaceRowsOfSteps(const trace::OpsTable& t, const trace::KeyRuns& keys,
   for (size_t k = 0; k < keys.size(); ++k) {
     step_idx = step_index(k, step_idx);
     if (!mine(step_idx)) continue;
-    const int32_t dp = keys.dp[k];
-    for (size_t r = keys.first[k]; r < keys.first[k + 1]; ++r) {
-      const graph::OpKey key{t.op_type[r], t.seq_id[r], keys.pp[k]};
+    const int32_t dp = keys.dp(k);
+    for (size_t r = keys.first(k); r < keys.first(k + 1); ++r) {
+      const graph::OpKey key{t.op_type[r], t.seq_id[r], keys.pp(k)};
       const int64_t v = p->model.index.Find(key);
       if (v < 0) {
         return {
@@ -339,7 +365,7 @@ RowError PlaceRowsOfSteps(const trace::OpsTable& t, const trace::KeyRuns& keys,
   return {};
 }
 
-// A run (KeyRunsOf) with what placing it needs.
+// A run (RunKeys) with what placing it needs.
 struct RowRun {
   size_t first = 0, last = 0;  // rows [first, last)
   size_t step_idx = 0;         // index in PreparedTrace::steps
@@ -350,7 +376,7 @@ struct RowRun {
 // more than one per 16 rows (rows out of order), where sorting them would
 // cost more than it saves.
 std::optional<std::vector<RowRun>> PlacedRuns(
-    const trace::OpsTable& t, const trace::KeyRuns& keys,
+    const trace::OpsTable& t, const RunKeys& keys,
     const std::vector<int64_t>& steps) {
   if (keys.size() > std::max<size_t>(1024, t.size() / 16)) {
     return std::nullopt;
@@ -358,13 +384,13 @@ std::optional<std::vector<RowRun>> PlacedRuns(
   std::vector<RowRun> runs;
   for (size_t k = 0; k < keys.size(); ++k) {
     runs.push_back(
-        RowRun{.first = keys.first[k],
-               .last = keys.first[k + 1],
+        RowRun{.first = keys.first(k),
+               .last = keys.first(k + 1),
                .step_idx = static_cast<size_t>(
-                   std::lower_bound(steps.begin(), steps.end(), keys.step[k]) -
+                   std::lower_bound(steps.begin(), steps.end(), keys.step(k)) -
                    steps.begin()),
-               .dp = keys.dp[k],
-               .pp = keys.pp[k]});
+               .dp = keys.dp(k),
+               .pp = keys.pp(k)});
   }
   return runs;
 }
@@ -430,7 +456,7 @@ bool PlaceRunsOfSteps(const trace::OpsTable& t, const std::vector<RowRun>& runs,
 // Places every row at its (node, instance) slot, each slot exactly once
 // (PlaceRowsOfSteps on `threads` threads, a range of steps each); the
 // error, if any, is the one a pass over the rows in order finds first.
-Status PlaceRows(const trace::OpsTable& t, const trace::KeyRuns& keys,
+Status PlaceRows(const trace::OpsTable& t, const RunKeys& keys,
                  PreparedTrace* p, BigVector<float>* end,
                  std::vector<float>* step_min, size_t threads) {
   const size_t instances = p->num_instances();
@@ -625,26 +651,25 @@ namespace {
 // every row, the same values placing computes) into `start_s32`, so that
 // the exact starts can go before the slot arrays come: 12 bytes per op.
 // Published traces start every step at 0 exactly: nothing is written.
-void RebaseStartsInPlace(const trace::KeyRuns& keys,
-                         const std::vector<int64_t>& steps,
+void RebaseStartsInPlace(const RunKeys& keys, const std::vector<int64_t>& steps,
                          trace::OpsTable* t) {
   std::vector<trace::ExactTime> origin(steps.size(), kNoStart);
   std::vector<size_t> step_of(keys.size());
   for (size_t k = 0, s = 0; k < keys.size(); ++k) {
-    if (steps[s] != keys.step[k]) {
+    if (steps[s] != keys.step(k)) {
       s = static_cast<size_t>(
-          std::lower_bound(steps.begin(), steps.end(), keys.step[k]) -
+          std::lower_bound(steps.begin(), steps.end(), keys.step(k)) -
           steps.begin());
     }
     step_of[k] = s;
-    for (size_t r = keys.first[k]; r < keys.first[k + 1]; ++r) {
+    for (size_t r = keys.first(k); r < keys.first(k + 1); ++r) {
       origin[s] = std::min(origin[s], t->ExactStart(r));
     }
   }
   for (size_t k = 0; k < keys.size(); ++k) {
     const trace::ExactTime o = origin[step_of[k]];
     if (o == trace::ExactTime{}) continue;
-    for (size_t r = keys.first[k]; r < keys.first[k + 1]; ++r) {
+    for (size_t r = keys.first(k); r < keys.first(k + 1); ++r) {
       t->start_s32[r] = RebasedStartS32(*t, r, o);
     }
   }
@@ -656,12 +681,12 @@ void RebaseStartsInPlace(const trace::KeyRuns& keys,
 // (before the launch delays are).
 Result<PreparedTrace> PrepareWhole(
     const trace::OpsTable& table, const trace::JobMeta& meta, size_t threads,
-    const std::function<void(const trace::KeyRuns&, const PreparedTrace&)>&
+    const std::function<void(const RunKeys&, const PreparedTrace&)>&
         after_shape,
     const std::function<void()>& after_placing) {
   if (threads == 0) threads = HardwareThreads();
   RETURN_IF_ERROR(CheckOpCount(table));
-  const trace::KeyRuns keys = KeyRunsOf(table, threads);
+  const RunKeys keys(table, threads);
   ASSIGN_OR_RETURN(PreparedTrace p, PrepareShapeOfRuns(table, keys, meta));
   after_shape(keys, p);
   BigVector<float> end;
@@ -677,8 +702,7 @@ Result<PreparedTrace> PrepareWhole(
 Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
                                    const trace::JobMeta& meta, size_t threads) {
   return PrepareWhole(
-      table, meta, threads, [](const trace::KeyRuns&, const PreparedTrace&) {},
-      [] {});
+      table, meta, threads, [](const RunKeys&, const PreparedTrace&) {}, [] {});
 }
 
 Result<PreparedTrace> PrepareTraceReleasing(trace::OpsTable* table,
@@ -694,7 +718,7 @@ Result<PreparedTrace> PrepareTraceReleasing(trace::OpsTable* table,
   // launch delays come. trace-AR x16's peak: 133 -> 125 MB.
   return PrepareWhole(
       t, meta, threads,
-      [&](const trace::KeyRuns& keys, const PreparedTrace& p) {
+      [&](const RunKeys& keys, const PreparedTrace& p) {
         release(t.rank), release(t.chunk), release(t.global_chunk);
         release(t.tp), release(t.cp), release(t.tokens);
         if (t.has_s32_times()) release(t.dur_ns);
@@ -714,7 +738,7 @@ Result<PreparedTrace> PrepareTraceReleasing(trace::OpsTable* table,
 Result<PreparedTrace> PrepareShape(const trace::OpsTable& table,
                                    const trace::JobMeta& meta) {
   RETURN_IF_ERROR(CheckOpCount(table));
-  return PrepareShapeOfRuns(table, KeyRunsOf(table, 1), meta);
+  return PrepareShapeOfRuns(table, RunKeys(table, 1), meta);
 }
 
 Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
@@ -732,8 +756,9 @@ Result<PreparedTrace> PrepareWindow(const PreparedTrace& shape,
   const auto from = shape.steps.begin() + static_cast<ptrdiff_t>(first_step);
   w.steps.assign(from, from + static_cast<ptrdiff_t>(count));
   RETURN_IF_ERROR(CheckOpCount(rows));
-  const trace::KeyRuns keys = KeyRunsOf(rows, 1);
-  for (const int64_t step : keys.step) {
+  const RunKeys keys(rows, 1);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const int64_t step = keys.step(k);
     if (!std::binary_search(w.steps.begin(), w.steps.end(), step)) {
       return InvalidInput("step " + std::to_string(step) +
                           ": a row outside its window of steps");
