@@ -20,6 +20,8 @@ void OpsTable::KeysToRuns() {
 void OpsTable::KeysToColumns() {
   if (!keys_in_runs) return;
   rank.clear(), dp.clear(), pp.clear(), step.clear();
+  rank.reserve(size()), dp.reserve(size()), pp.reserve(size());
+  step.reserve(size());
   for (size_t k = 0; k < key_runs.size(); ++k) {
     const size_t rows = key_runs.first[k + 1] - key_runs.first[k];
     rank.insert(rank.end(), rows, key_runs.rank[k]);
@@ -63,8 +65,9 @@ void OpsTable::ClearRows() {
 }
 
 void OpsTable::AppendRows(const OpsTable& other, size_t from, size_t to) {
-  STRAG_CHECK(!keys_in_runs && !other.keys_in_runs,
-              "OpsTable::AppendRows: keys in runs");
+  STRAG_CHECK(!keys_in_runs && !other.keys_in_runs && !starts_rebased &&
+                  !other.starts_rebased,
+              "OpsTable::AppendRows: keys in runs or starts rebased");
   const auto f = static_cast<ptrdiff_t>(from), l = static_cast<ptrdiff_t>(to);
   ForEachColumn(*this, other, [f, l](auto& column, const auto& source) {
     if (source.empty()) return;

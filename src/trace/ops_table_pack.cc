@@ -12,7 +12,8 @@
 namespace strag::trace {
 
 void PackOpsTable(const OpsTable& table, BytePacker* out) {
-  STRAG_CHECK(!table.keys_in_runs, "PackOpsTable: keys in runs");
+  STRAG_CHECK(!table.keys_in_runs && !table.starts_rebased,
+              "PackOpsTable: keys in runs or starts rebased");
   OpsTable::ForEachColumn(table, table, [out](const auto& column, const auto&) {
     using T = typename std::decay_t<decltype(column)>::value_type;
     out->PutArray<T>(column);

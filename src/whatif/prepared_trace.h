@@ -109,10 +109,12 @@ Result<PreparedTrace> PrepareTrace(const trace::OpsTable& table,
 // microbatches (when it has extra columns: sequence lengths) and extra
 // columns: the columns placing does not read (ranks, chunks, nanosecond
 // durations where binary32 ones exist, tp, cp, tokens) are released once
-// the shape is built, before the slot arrays are allocated, and the others
-// once the rows are placed, before the launch delays are, so that the table
-// and the prepared arrays are not held whole at once. The same result and
-// errors as PrepareTrace (on an error the table is left as it was then).
+// the shape is built, before the slot arrays are allocated (the exact starts
+// too, once `start_s32` holds each step's starts rebased in place:
+// `starts_rebased`), and the others once the rows are placed, before the
+// launch delays are, so that the table and the prepared arrays are not held
+// whole at once. The same result and errors as PrepareTrace (on an error
+// the table is left as it was then).
 Result<PreparedTrace> PrepareTraceReleasing(trace::OpsTable* table,
                                             const trace::JobMeta& meta,
                                             size_t threads = 1);

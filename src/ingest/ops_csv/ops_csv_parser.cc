@@ -282,8 +282,9 @@ void OpsCsvParser::TruncateRows(size_t rows) {
   const auto truncate = [window_rows](auto& column) {
     if (column.size() > window_rows) column.resize(window_rows);
   };
-  if (keys_in_runs_) truncate(t.rank), truncate(t.dp), truncate(t.pp);
-  if (keys_in_runs_) truncate(t.step);
+  if (keys_in_runs_) {
+    truncate(t.rank), truncate(t.dp), truncate(t.pp), truncate(t.step);
+  }
   if (drop_microbatches_) truncate(t.microbatch);
 }
 
@@ -311,15 +312,8 @@ void OpsCsvParser::FoldWindow() {
   // columns take 20: then the keys go back to columns for good.
   if (keys_in_runs_ && rows_ >= kKeyRunsTrialRows &&
       t.key_runs.size() > rows_ / 4) {
-    trace::KeyRuns runs = std::move(t.key_runs);
-    t.key_runs = trace::KeyRuns();
-    for (size_t k = 0; k < runs.size(); ++k) {
-      const size_t n = runs.first[k + 1] - runs.first[k];
-      t.rank.insert(t.rank.end(), n, runs.rank[k]);
-      t.dp.insert(t.dp.end(), n, runs.dp[k]);
-      t.pp.insert(t.pp.end(), n, runs.pp[k]);
-      t.step.insert(t.step.end(), n, runs.step[k]);
-    }
+    t.keys_in_runs = true;  // (set at Finish otherwise)
+    t.KeysToColumns();
     keys_in_runs_ = false;  // KeyBase() is 0 from now on
   }
 }
