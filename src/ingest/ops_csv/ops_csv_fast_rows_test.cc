@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "ingest/ops_csv/ops_csv_fields.h"
 #include "ingest/ops_csv/ops_csv_parser.h"
 #include "ingest/ops_csv/ops_csv_test_util.h"
+#include "trace/op_type.h"
 
 namespace strag::ingest {
 namespace {
@@ -186,7 +188,10 @@ TEST(OpsCsvFastRowsTest, EachOddFieldMatchesTheGeneralPath) {
   std::vector<std::pair<size_t, std::string>> cases;
   for (size_t f = 0; f < kFields; ++f) {
     if (f == kOpTypeField) {
-      for (const char* t : {"forward_compute", "gc ", "\"gc\"", ""}) {
+      for (const char* t :
+           {"forward_compute", "gc ", "\"gc\"", "", "forward-computeX",
+            "forward-comput", "Forward-compute", "back\"ward-compute",
+            "optimizer-clip-main-grad-and-so-on-past-32-bytes", "gc\r"}) {
         cases.emplace_back(f, t);
       }
     } else if (f == kStartField || f == kDurField) {
@@ -235,6 +240,51 @@ TEST(OpsCsvFastRowsTest, EachOddFieldMatchesTheGeneralPath) {
   // Both kinds of outcome were checked, many times.
   EXPECT_GT(errors, 100u);
   EXPECT_GT(tables, 50u);
+}
+
+// FindInBlock (32 bytes at once) names what Find names, or leaves the
+// field to it: every op type before each delimiter, at every distance from
+// the end of the text, and what looks like one.
+TEST(OpsCsvFastRowsTest, OpTypesFoundInABlockAreThoseFound) {
+  const ops_csv::OpTypeLookup& lookup = ops_csv::GetOpTypeLookup();
+  std::vector<std::string> fields;
+  for (int i = 0; i < trace::kNumMegatronOpTypes; ++i) {
+    const std::string name(trace::OpTypeName(static_cast<trace::OpType>(i)));
+    fields.push_back(name);
+    fields.push_back(name + "x");
+    fields.push_back(name.substr(0, name.size() - 1));
+    fields.push_back("\"" + name + "\"");
+    fields.push_back(name.substr(0, 1) + "\"" + name.substr(1));
+    fields.push_back(name + name);
+  }
+  fields.push_back("");
+  size_t found = 0;
+  for (const std::string& field : fields) {
+    for (const char delimiter : {',', '\n', '\r'}) {
+      for (size_t tail = 0; tail < 40; ++tail) {
+        const std::string text =
+            field + delimiter + std::string(tail, tail % 2 == 0 ? '0' : ',');
+        const char* const end = text.data() + text.size();
+        const char* field_end = nullptr;
+        const std::optional<trace::OpType> fast =
+            lookup.FindInBlock(text.data(), end, &field_end);
+        const std::optional<trace::OpType> expected = lookup.Find(field);
+        if (!fast) {
+          // Left to Find: it must not name one where the block could tell.
+          if (text.size() >= 32 && field.size() < 32) {
+            EXPECT_FALSE(expected) << field << " + " << tail;
+          }
+          continue;
+        }
+        ++found;
+        EXPECT_EQ(fast, expected) << field;
+        EXPECT_EQ(field_end, text.data() + field.size()) << field;
+      }
+    }
+  }
+#if defined(__SSE2__)
+  EXPECT_GT(found, 1000u);
+#endif
 }
 
 // The odd texts that parse: the general path's values, quotes and blank

@@ -15,6 +15,8 @@ OpTypeLookup::OpTypeLookup() {
     names_[static_cast<size_t>(i)] = trace::OpTypeName(static_cast<OpType>(i));
     const size_t length = names_[static_cast<size_t>(i)].size();
     if (length < masks_.size()) masks_[length] |= uint32_t{1} << i;
+    names_[static_cast<size_t>(i)].copy(padded_[static_cast<size_t>(i)].data(),
+                                        padded_[0].size());
   }
 }
 

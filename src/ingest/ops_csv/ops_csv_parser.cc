@@ -698,7 +698,13 @@ const char* OpsCsvParser::FastFieldOf(const char* p, const char* end,
   } else if constexpr (C == Column::kTokens) {
     return FastInt(p, IntMin::kNonNegative, &t.tokens[row]);
   } else if constexpr (C == Column::kOpType) {
-    const char* field_end = ScanFieldText(p, end);
+    const char* field_end = nullptr;
+    if (const std::optional<OpType> type =
+            op_types_.FindInBlock(p, end, &field_end)) {
+      t.op_type[row] = *type;
+      return field_end;
+    }
+    field_end = ScanFieldText(p, end);
     if (field_end == nullptr) return nullptr;
     const std::optional<OpType> type = op_types_.Find(
         std::string_view(p, static_cast<size_t>(field_end - p)));
