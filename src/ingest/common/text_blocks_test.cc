@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -133,6 +134,62 @@ TEST(TextBlocksTest, RefusalStopsBeforeTheDamage) {
     EXPECT_EQ(run.status.message(), "sink");
     EXPECT_EQ(run.blocks.size(), 3u);
   }
+}
+
+// The text size a reader expects: the file's for plain text, the trailer's
+// for one gzip member, and for several (whose trailer tells only the last
+// one) an estimate from the first bytes, at or above the text and within a
+// factor that reserving for it stays cheap; exact when the first read holds
+// the whole stream. No hint and no error for damage.
+TEST(TextBlocksTest, TextSizeHints) {
+  std::string text;
+  uint64_t x = 1;
+  for (int i = 0; i < 40000; ++i) {  // ~1.1 MB of rows
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    text += std::to_string(i % 64) + ",forward-compute," +
+            std::to_string(x >> 40) + "\n";
+  }
+  // Three members of a third each and a short last one, as a parallel
+  // writer leaves them: the trailer says 100 bytes.
+  std::string members;
+  const size_t third = (text.size() - 100) / 3;
+  for (size_t at = 0; at < text.size(); at += third) {
+    const Result<std::string> gz =
+        GzipCompress(text.substr(at, std::min(third, text.size() - at)));
+    ASSERT_TRUE(gz.ok());
+    members += *gz;
+  }
+  const Result<std::string> one = GzipCompress(text);
+  ASSERT_TRUE(one.ok());
+  const auto hint = [](const std::string& name, const std::string& bytes,
+                       size_t block_bytes) -> uint64_t {
+    Result<std::unique_ptr<TextReader>> reader =
+        TextReader::Open(WriteTemp(name, bytes), block_bytes);
+    EXPECT_TRUE(reader.ok());
+    return reader.ok() ? (*reader)->text_bytes_hint() : 0;
+  };
+  EXPECT_EQ(hint("strag_hint.txt", text, 1 << 16), text.size());
+  EXPECT_EQ(hint("strag_hint_one.gz", *one, 1 << 16), text.size());
+  for (const size_t block_bytes : {size_t{64} << 10, size_t{1} << 20}) {
+    const uint64_t estimate =
+        hint("strag_hint_members.gz", members, block_bytes);
+    EXPECT_GE(estimate, text.size()) << block_bytes;
+    EXPECT_LE(estimate, text.size() * 3 / 2) << block_bytes;
+  }
+  // Too short a first read, or damage: no estimate, and the trailer's 100
+  // bytes are no hint either.
+  EXPECT_EQ(hint("strag_hint_members.gz", members, 512), 0u);
+  std::string damaged = members;
+  damaged[12] ^= 0x55;
+  EXPECT_EQ(hint("strag_hint_damaged.gz", damaged, 1 << 16), 0u);
+  // Members that the first read holds whole give their size exactly.
+  const std::string small = text.substr(0, 50000);
+  const Result<std::string> head = GzipCompress(small.substr(0, 20000));
+  const Result<std::string> tail = GzipCompress(small.substr(20000));
+  const Result<std::string> last = GzipCompress("7\n");
+  ASSERT_TRUE(head.ok() && tail.ok() && last.ok());
+  EXPECT_EQ(hint("strag_hint_small.gz", *head + *tail + *last, 1 << 20),
+            small.size() + 2);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "ingest/common/file.h"
@@ -41,7 +42,9 @@ class TextReader {
 
   bool is_gzip() const { return gunzip_ != nullptr; }
   // Expected text size in bytes, 0 when unknown: the file size, or for gzip
-  // the trailer's size when it is plausible (a single member under 4 GiB).
+  // the trailer's size when it is plausible (a single member under 4 GiB),
+  // else an estimate from the first compressed bytes (their ratio, with a
+  // quarter more).
   uint64_t text_bytes_hint() const { return text_bytes_hint_; }
   // The file's size (0 for a pipe), and how much of it the text returned so
   // far came from (for gzip, the compressed bytes inflated).
@@ -53,7 +56,10 @@ class TextReader {
   Status Refill();
   Status ReadPlain(char* out, size_t capacity, size_t* written);
   Status ReadGzip(char* out, size_t capacity, size_t* written);
-  void SetGzipSizeHint();
+  void SetGzipSizeHint(GzipEngine engine);
+  static uint64_t SampledGzipTextBytes(std::string_view first, bool is_all,
+                                       uint64_t gz_bytes, GzipEngine engine,
+                                       bool* exact);
 
   InputFile file_;
   std::unique_ptr<GunzipStream> gunzip_;  // null for plain text

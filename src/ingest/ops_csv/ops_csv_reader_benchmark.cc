@@ -142,17 +142,24 @@ uint64_t EnvCsvTextBytes() {
 
 // ReadOpsCsvFile on a large file of your own (STRAG_BENCH_CSV=path, e.g.
 // `strag simulate --out` or bench/anchor/tile_ops_csv.py output, plain or
-// .gz); the arguments are the number of parsing threads (0: one per core)
-// and whether gzip is inflated by ISA-L (else zlib). Bytes are text bytes.
+// .gz); the arguments are the number of parsing threads (0: one per core),
+// whether gzip is inflated by ISA-L (else zlib), and whether the table is
+// read as `strag analyze` reads it for itself (load/job_files.cc: no
+// nanosecond durations, keys by runs, microbatches only beside extra
+// columns) rather than whole. Bytes are text bytes.
 void BM_ReadOpsCsvFileEnv(benchmark::State& state) {
   if (EnvCsvTextBytes() == 0) {
     state.SkipWithError("set STRAG_BENCH_CSV to an ops CSV file");
     return;
   }
+  const bool as_analyze = state.range(2) != 0;
   const ReadOpsCsvOptions options{
       .threads = static_cast<size_t>(state.range(0)),
       .gzip_engine =
-          state.range(1) != 0 ? GzipEngine::kIsal : GzipEngine::kZlib};
+          state.range(1) != 0 ? GzipEngine::kIsal : GzipEngine::kZlib,
+      .ns_durations = !as_analyze,
+      .key_runs = as_analyze,
+      .microbatches = !as_analyze};
   for (auto _ : state) {
     Result<trace::OpsTable> table =
         ReadOpsCsvFile(std::getenv("STRAG_BENCH_CSV"), options);
@@ -163,8 +170,8 @@ void BM_ReadOpsCsvFileEnv(benchmark::State& state) {
                           static_cast<int64_t>(EnvCsvTextBytes()));
 }
 BENCHMARK(BM_ReadOpsCsvFileEnv)
-    ->ArgNames({"threads", "isal"})
-    ->ArgsProduct({{1, 0}, {0, 1}})
+    ->ArgNames({"threads", "isal", "analyze"})
+    ->ArgsProduct({{1, 0}, {0, 1}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
