@@ -63,7 +63,7 @@ class DistributeOpsCsvTest : public ::testing::Test {
     if (order.empty()) return ingest::WriteOpsCsv(table_);
     trace::OpsTable t;
     for (const trace::ExtraColumn& e : table_.extra) {
-      t.extra.push_back({.name = e.name, .values = {}});
+      t.extra.emplace_back(e.name);
     }
     for (size_t r : order) t.AppendRows(table_, r, r + 1);
     return ingest::WriteOpsCsv(t);

@@ -17,10 +17,11 @@ namespace strag::load {
 // table, 65 bytes, while it is read; then the columns placing reads and
 // the prepared arrays together: 73 bytes measured on trace-AR x16 with the
 // process itself, 86 before the other columns were released), with a
-// margin, and per extra text column (kept as a string per row: the
-// simulator's `seq_lens` brings 86 to 140).
+// margin, and per extra text column (its values back to back with an
+// 8-byte end each: the simulator's `seq_lens` of 4-6 characters adds 13
+// bytes; 32 and more when each was a std::string).
 inline constexpr uint64_t kInMemoryBytesPerOp = 100;
-inline constexpr uint64_t kInMemoryBytesPerExtraColumn = 40;
+inline constexpr uint64_t kInMemoryBytesPerExtraColumn = 24;
 
 // Bounds for a file too small to sample: no ops CSV row is shorter than
 // 16 bytes ("0,0,0,0,gc,0,0,0" and its line end), and CSV text gzips to no

@@ -70,7 +70,7 @@ whatif::SequenceLengths TableSequences(const trace::OpsTable& table,
     for (size_t i = 0; i < inst; ++i) {
       std::vector<int32_t>& slot = per[i * m + static_cast<size_t>(node_mb[v])];
       if (!slot.empty()) continue;
-      if (!ParseLengths(column->values[p.row[v * inst + i]], &lens)) return out;
+      if (!ParseLengths((*column)[p.row[v * inst + i]], &lens)) return out;
       slot = lens;
     }
   }

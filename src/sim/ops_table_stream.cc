@@ -25,7 +25,7 @@ void ClearRows(trace::OpsTable* t) {
   t->dur_ns.clear();
   t->tp.clear();
   t->tokens.clear();
-  for (trace::ExtraColumn& extra : t->extra) extra.values.clear();
+  for (trace::ExtraColumn& extra : t->extra) extra.clear();
 }
 
 }  // namespace
@@ -53,7 +53,7 @@ void OpsTableStream::AppendWorker(const SimulatedJob& window, size_t k,
   const int64_t step = window.steps[k];
   const auto rank =
       static_cast<int32_t>(window.WorkerRank(static_cast<int32_t>(d), stage));
-  std::vector<std::string>& seq_lens = table->extra[0].values;
+  trace::ExtraColumn& seq_lens = table->extra[0];
   for (uint32_t v : nodes_of_stage_[static_cast<size_t>(stage)]) {
     const graph::OpKey& key = window.schedule.model.keys[v];
     const int64_t start = std::llround(window.times.start[v * lanes + l] * 1e9);
@@ -90,7 +90,7 @@ void OpsTableStream::AppendWorker(const SimulatedJob& window, size_t k,
 
 Status OpsTableStream::Add(const SimulatedJob& window, size_t batch_rows,
                            trace::OpsTable* table, const Flush& flush) {
-  if (table->extra.empty()) table->extra.push_back({"seq_lens", {}});
+  if (table->extra.empty()) table->extra.emplace_back("seq_lens");
   const auto dp = static_cast<size_t>(window.dp_replicas);
   for (size_t k = 0; k < window.steps.size(); ++k) {
     const int64_t step = window.steps[k];
@@ -121,7 +121,7 @@ trace::OpsTable ToOpsTable(const SimulatedJob& job, int64_t first_step,
       stream.Add(job, std::numeric_limits<size_t>::max(), &table,
                  [](const trace::OpsTable&) { return Status::Ok(); });
   (void)status;  // a flush that never fails, never called
-  if (table.extra.empty()) table.extra.push_back({"seq_lens", {}});
+  if (table.extra.empty()) table.extra.emplace_back("seq_lens");
   return table;
 }
 

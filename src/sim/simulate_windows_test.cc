@@ -82,8 +82,8 @@ void AppendTable(const trace::OpsTable& from, trace::OpsTable* to) {
   add(from.dur_ns, &to->dur_ns);
   add(from.tp, &to->tp);
   add(from.tokens, &to->tokens);
-  if (to->extra.empty()) to->extra.push_back({from.extra[0].name, {}});
-  add(from.extra[0].values, &to->extra[0].values);
+  if (to->extra.empty()) to->extra.emplace_back(from.extra[0].name);
+  to->extra[0].Append(from.extra[0], 0, from.extra[0].size());
 }
 
 void ExpectSameTable(const trace::OpsTable& a, const trace::OpsTable& b) {
@@ -103,7 +103,7 @@ void ExpectSameTable(const trace::OpsTable& a, const trace::OpsTable& b) {
   ASSERT_EQ(a.extra.size(), 1u);
   ASSERT_EQ(b.extra.size(), 1u);
   EXPECT_EQ(a.extra[0].name, b.extra[0].name);
-  EXPECT_EQ(a.extra[0].values, b.extra[0].values);
+  EXPECT_EQ(a.extra[0].Values(), b.extra[0].Values());
 }
 
 // Bit-identical doubles (EXPECT_EQ on vectors of doubles compares values,

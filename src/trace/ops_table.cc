@@ -52,16 +52,14 @@ void OpsTable::Truncate(size_t rows) {
     if (column.size() > rows) column.resize(rows);
   };
   ForEachColumn(*this, *this, truncate);
-  for (ExtraColumn& e : extra) {
-    if (e.values.size() > rows) e.values.resize(rows);
-  }
+  for (ExtraColumn& e : extra) e.Truncate(rows);
 }
 
 void OpsTable::ClearRows() {
   ForEachColumn(*this, *this, [](auto& column, const auto& /*unused*/) {
     column.clear();
   });
-  for (ExtraColumn& e : extra) e.values.clear();
+  for (ExtraColumn& e : extra) e.clear();
 }
 
 void OpsTable::AppendRows(const OpsTable& other, size_t from, size_t to) {
@@ -74,10 +72,7 @@ void OpsTable::AppendRows(const OpsTable& other, size_t from, size_t to) {
     column.insert(column.end(), source.begin() + f, source.begin() + l);
   });
   for (size_t e = 0; e < extra.size() && e < other.extra.size(); ++e) {
-    const std::vector<std::string>& values = other.extra[e].values;
-    if (values.empty()) continue;
-    extra[e].values.insert(extra[e].values.end(), values.begin() + f,
-                           values.begin() + l);
+    if (!other.extra[e].empty()) extra[e].Append(other.extra[e], from, to);
   }
 }
 

@@ -18,26 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "base/default_init_allocator.h"
+#include "trace/column.h"
 #include "trace/exact_time.h"
+#include "trace/extra_column.h"
 #include "trace/op_type.h"
 
 namespace strag::trace {
-
-// A column the table does not interpret (e.g. `seq_lens`, `name`): kept
-// verbatim so that nothing in the input is lost.
-struct ExtraColumn {
-  std::string name;
-  std::vector<std::string> values;  // one per row
-};
-
-// A column: a std::vector whose growth leaves the new rows uninitialised
-// (DefaultInitAllocator): `resize(n)` makes room that the reader then writes.
-// The ops CSV reader sizes its columns and writes every row on its parsing
-// threads; a zero-fill first was a second pass over a 100 MB table on one
-// thread (trace-AR x16: 4% of the analysis, user + system 492 -> 469 ms).
-template <typename T>
-using Column = std::vector<T, DefaultInitAllocator<T>>;
 
 // The rows' keys (global rank, dp rank, stage, step) by runs of
 // consecutive rows that share them: run k is rows [first[k], first[k + 1]),

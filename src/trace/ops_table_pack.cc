@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "base/check.h"
@@ -21,15 +22,8 @@ void PackOpsTable(const OpsTable& table, BytePacker* out) {
   out->Put<uint64_t>(table.extra.size());
   for (const ExtraColumn& e : table.extra) {
     out->PutArray<char>(e.name);
-    std::vector<uint64_t> lengths;
-    std::string text;
-    lengths.reserve(e.values.size());
-    for (const std::string& v : e.values) {
-      lengths.push_back(v.size());
-      text += v;
-    }
-    out->PutArray<uint64_t>(lengths);
-    out->PutArray<char>(text);
+    out->PutArray<uint64_t>(e.ends());
+    out->PutArray<char>(e.text());
   }
 }
 
@@ -42,18 +36,13 @@ Result<OpsTable> UnpackOpsTable(ByteUnpacker* in) {
   const auto extras = in->Get<uint64_t>();
   for (uint64_t k = 0; in->ok() && k < extras; ++k) {
     const std::vector<char> name = in->GetArray<char>();
-    const std::vector<uint64_t> lengths = in->GetArray<uint64_t>();
+    Column<uint64_t> ends = in->GetArray<uint64_t, Column<uint64_t>>();
     const std::vector<char> text = in->GetArray<char>();
-    ExtraColumn& e = table.extra.emplace_back();
-    e.name.assign(name.begin(), name.end());
-    e.values.reserve(lengths.size());
-    uint64_t at = 0;
-    for (const uint64_t n : lengths) {
-      if (n > text.size() - at)
-        return Internal("UnpackOpsTable: damaged bytes");
-      e.values.emplace_back(text.data() + at, n);
-      at += n;
-    }
+    Result<ExtraColumn> e = ExtraColumn::FromParts(
+        std::string(name.begin(), name.end()),
+        std::string(text.begin(), text.end()), std::move(ends));
+    if (!e.ok()) return Internal("UnpackOpsTable: damaged bytes");
+    table.extra.push_back(*std::move(e));
   }
   if (!in->ok()) return Internal("UnpackOpsTable: damaged bytes");
   const size_t rows = table.size();
@@ -61,7 +50,7 @@ Result<OpsTable> UnpackOpsTable(ByteUnpacker* in) {
   OpsTable::ForEachColumn(table, table, [&](const auto& column, const auto&) {
     same &= column.empty() || column.size() == rows;
   });
-  for (const ExtraColumn& e : table.extra) same &= e.values.size() == rows;
+  for (const ExtraColumn& e : table.extra) same &= e.size() == rows;
   if (!same) return Internal("UnpackOpsTable: columns of different lengths");
   return table;
 }

@@ -25,8 +25,8 @@ OpsTable TwoRows() {
   t.dur_s32 = {1e-9f, 4e-9f};
   t.start_rem_as = {-7, 9};
   t.tokens = {4096, 2048};  // tp and cp absent
-  t.extra = {{.name = "seq_lens", .values = {"2048;2048", ""}},
-             {.name = "note", .values = {"a,\"b\"", "\n"}}};
+  t.extra.emplace_back("seq_lens", std::vector<std::string>{"2048;2048", ""});
+  t.extra.emplace_back("note", std::vector<std::string>{"a,\"b\"", "\n"});
   return t;
 }
 
@@ -36,7 +36,7 @@ void ExpectSame(const OpsTable& a, const OpsTable& b) {
   ASSERT_EQ(a.extra.size(), b.extra.size());
   for (size_t e = 0; e < a.extra.size(); ++e) {
     EXPECT_EQ(a.extra[e].name, b.extra[e].name);
-    EXPECT_EQ(a.extra[e].values, b.extra[e].values);
+    EXPECT_EQ(a.extra[e].Values(), b.extra[e].Values());
   }
 }
 

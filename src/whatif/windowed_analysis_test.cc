@@ -32,7 +32,7 @@ trace::OpsTable RowsOfSteps(const trace::OpsTable& table, int64_t lo,
                             int64_t hi) {
   trace::OpsTable out;
   for (const trace::ExtraColumn& e : table.extra) {
-    out.extra.push_back(trace::ExtraColumn{e.name, {}});
+    out.extra.emplace_back(e.name);
   }
   for (size_t r = 0; r < table.size(); ++r) {
     if (table.step[r] >= lo && table.step[r] <= hi) {

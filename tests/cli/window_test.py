@@ -148,13 +148,16 @@ class WindowTest(unittest.TestCase):
             self.assertIn(word, r.stderr, args)
 
     def test_large_trace_step_by_step_held_in_memory(self):
-        # From 4M ops, an ops CSV whose rows come step by step is read in
-        # windows held in memory (16 bytes per op, not its table): the
-        # in-memory report (here `--plan`, which still reads the table,
-        # less its plan), in a fraction of the memory.
+        # An ops CSV whose rows come step by step, large enough that its
+        # windows held in memory (16 bytes per op and their machinery)
+        # take less than its table (here 8.6M ops with `seq_lens`), is read
+        # that way: the in-memory report (here `--plan`, which still reads
+        # the table, less its plan), in less memory (435 against 530 MB on
+        # 2026-12-04; a job of 4.8M ops is now read whole: 307 against
+        # 339 MB held).
         spec = os.path.join(self.dir, "spec.yaml")
         with open(spec, "w") as f:
-            f.write("job: {dp: 64, pp: 4, microbatches: 8, steps: 400, "
+            f.write("job: {dp: 64, pp: 4, microbatches: 8, steps: 720, "
                     "seed: 3}\n"
                     "compute: {forward_ms: 6, backward_ms: 12, noise: "
                     "{dist: lognormal, sigma: 0.03}}\n"
@@ -190,12 +193,12 @@ class WindowTest(unittest.TestCase):
                 return json.load(f), usage.ru_maxrss
         held, held_rss = analysed()
         whole, whole_rss = analysed("--plan")
-        self.assertEqual(held["job"]["ops"], 4761600)
+        self.assertEqual(held["job"]["ops"], 8570880)
         whole.pop("plan")
         self.assertEqual(held, whole)
         self.assertEqual(held["report"]["probable_cause"], "faulty_worker")
         print(f"held {held_rss} KB, whole {whole_rss} KB", file=sys.stderr)
-        self.assertLess(held_rss, 0.7 * whole_rss, (held_rss, whole_rss))
+        self.assertLess(held_rss, 0.9 * whole_rss, (held_rss, whole_rss))
 
     def test_bad_uses(self):
         cases = [

@@ -393,7 +393,7 @@ Status OpsCsvParser::SetColumns(const std::vector<CsvField>& fields) {
     if (known == ops_csv::kColumnNames.end()) {
       roles_.push_back(kExtraField);
       extra_index_.push_back(table_.extra.size());
-      table_.extra.push_back(trace::ExtraColumn{name, {}});
+      table_.extra.emplace_back(name);
     } else {
       const auto column = known - ops_csv::kColumnNames.begin();
       roles_.push_back(static_cast<int8_t>(column));
@@ -466,13 +466,13 @@ void OpsCsvParser::ReserveRows(std::string_view window) {
   if (present_[static_cast<size_t>(Column::kCp)]) reserve(t.cp);
   if (present_[static_cast<size_t>(Column::kTokens)]) reserve(t.tokens);
   // Only the vector of values: the strings allocate on their own.
-  for (trace::ExtraColumn& extra : t.extra) reserve(extra.values);
+  for (trace::ExtraColumn& extra : t.extra) {
+    if (reserved) extra.reserve(rows);
+  }
   if (!reserved) {  // gives back what was reserved (no row is in yet)
     std::vector<trace::ExtraColumn> extra = std::move(t.extra);
     t = trace::OpsTable();
-    for (trace::ExtraColumn& e : extra) {
-      t.extra.push_back(trace::ExtraColumn{std::move(e.name), {}});
-    }
+    for (trace::ExtraColumn& e : extra) t.extra.emplace_back(std::move(e.name));
   }
 }
 
@@ -559,9 +559,6 @@ void OpsCsvParser::GrowRows(size_t more) {
   if (has(Column::kTp)) grow(t.tp);
   if (has(Column::kCp)) grow(t.cp);
   if (has(Column::kTokens)) grow(t.tokens);
-  if (!drop_extra_) {
-    for (trace::ExtraColumn& extra : t.extra) grow(extra.values);
-  }
 }
 
 // The fast path of ParseRows, for `lines` (complete lines): rows of unquoted
@@ -577,25 +574,29 @@ size_t OpsCsvParser::ParseRowsFast(std::string_view lines, size_t* count) {
   *count = 0;
   if (lines.empty()) return 0;
   GrowRows(CountLines(lines));
-  const size_t taken = ParseRowsAt(lines, rows_, count);
+  const size_t taken =
+      ParseRowsAt(lines, rows_, count, drop_extra_ ? nullptr : &table_.extra);
   rows_ += *count;
   TruncateRows(rows_);
   return taken;
 }
 
 // The fast path's rows of `lines` written to rows [at, at + *count) of the
-// table, which has room for one row per line: reads only the header's
+// table, which has room for one row per line, and their extra columns'
+// values appended to `*extra` (null: not kept): reads only the header's
 // roles and writes only those rows, so threads may parse disjoint parts at
-// once. Rows past *count (of a record it stopped at) may be written too;
-// the caller truncates.
+// once, each into extra columns of its own. Rows past *count (of a record
+// it stopped at) may be written too, and one more value appended; the
+// caller truncates.
 size_t OpsCsvParser::ParseRowsAt(std::string_view lines, size_t at,
-                                 size_t* count) {
+                                 size_t* count,
+                                 std::vector<trace::ExtraColumn>* extra) {
 #if STRAG_AVX2_CLONES
   if (CpuHasAvx2Bmi() && !baseline_fast_path_) {
-    return ParseRowsAtAvx2Bmi(lines, at, count);
+    return ParseRowsAtAvx2Bmi(lines, at, count, extra);
   }
 #endif
-  return ParseRowsAtBody(lines, at, count);
+  return ParseRowsAtBody(lines, at, count, extra);
 }
 
 #if STRAG_AVX2_CLONES
@@ -604,14 +605,15 @@ size_t OpsCsvParser::ParseRowsAt(std::string_view lines, size_t at,
 // no FMA to contract, so the same rows. One-thread parse of trace-AR 12.3
 // -> 10.8 ms (OpsCsvFastRowsTest compares both with the general path).
 STRAG_AVX2_BMI_FLATTEN size_t OpsCsvParser::ParseRowsAtAvx2Bmi(
-    std::string_view lines, size_t at, size_t* count) {
-  return ParseRowsAtBody(lines, at, count);
+    std::string_view lines, size_t at, size_t* count,
+    std::vector<trace::ExtraColumn>* extra) {
+  return ParseRowsAtBody(lines, at, count, extra);
 }
 #endif
 
-inline size_t OpsCsvParser::ParseRowsAtBody(std::string_view lines, size_t at,
-                                            size_t* count) {
-  trace::OpsTable& t = table_;
+inline size_t OpsCsvParser::ParseRowsAtBody(
+    std::string_view lines, size_t at, size_t* count,
+    std::vector<trace::ExtraColumn>* extra) {
   const size_t last = names_.size() - 1;
   const char* const begin = lines.data();
   const char* const end = begin + lines.size();
@@ -634,9 +636,9 @@ inline size_t OpsCsvParser::ParseRowsAtBody(std::string_view lines, size_t at,
           ok = false;
           break;
         }
-        if (!drop_extra_) {
-          t.extra[extra_index_[i]].values[row].assign(
-              p, static_cast<size_t>(field_end - p));
+        if (extra != nullptr) {
+          (*extra)[extra_index_[i]].push_back(
+              std::string_view(p, static_cast<size_t>(field_end - p)));
         }
         p = field_end;
       } else {
@@ -780,9 +782,17 @@ size_t OpsCsvParser::ParseRowsParallel(std::string_view lines, size_t* count) {
   }
   GrowRows(first_row.back() - rows_);
   std::vector<size_t> taken(parts.size()), counts(parts.size());
+  // Each part's extra values go to columns of its own (their memory kept
+  // from window to window), appended to the table's in order below.
+  staged_extra_.resize(std::max(staged_extra_.size(), parts.size()));
+  for (size_t k = 0; k < parts.size(); ++k) {
+    staged_extra_[k].resize(table_.extra.size());
+    for (trace::ExtraColumn& e : staged_extra_[k]) e.clear();
+  }
   const size_t workers = std::min(threads_, parts.size());
   ParallelFor(parts.size(), workers, [&](size_t k, size_t /*worker*/) {
-    taken[k] = ParseRowsAt(parts[k], first_row[k], &counts[k]);
+    taken[k] = ParseRowsAt(parts[k], first_row[k], &counts[k],
+                           drop_extra_ ? nullptr : &staged_extra_[k]);
   });
   // Parts are taken in order up to the first that stopped early (its rows
   // up to there included); every later part's rows are dropped.
@@ -791,6 +801,11 @@ size_t OpsCsvParser::ParseRowsParallel(std::string_view lines, size_t* count) {
   for (size_t k = 0; k < parts.size(); ++k) {
     total += taken[k];
     *count += counts[k];
+    if (!drop_extra_) {
+      for (size_t e = 0; e < table_.extra.size(); ++e) {
+        table_.extra[e].Append(staged_extra_[k][e], 0, counts[k]);
+      }
+    }
     if (taken[k] != parts[k].size()) break;
   }
   rows_ += *count;
@@ -1039,7 +1054,7 @@ bool OpsCsvParser::ReadExtra(size_t i) {
   std::string text;
   if (!ReadFieldText(i, &text)) return false;
   if (!drop_extra_) {
-    table_.extra[extra_index_[i]].values.push_back(std::move(text));
+    table_.extra[extra_index_[i]].push_back(text);
   }
   return true;
 }
@@ -1052,7 +1067,7 @@ void OpsCsvParser::TakeRows(trace::OpsTable* rows) {
   // The caller's last batch becomes the next one's columns.
   table_.extra.clear();
   for (const trace::ExtraColumn& extra : rows->extra) {
-    table_.extra.push_back(trace::ExtraColumn{extra.name, {}});
+    table_.extra.emplace_back(extra.name);
   }
   ClearRows();
   if (drop_extra_) rows->extra.clear();

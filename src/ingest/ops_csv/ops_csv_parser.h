@@ -135,9 +135,12 @@ class OpsCsvParser {
   Status ParseRows();
   void GrowRows(size_t more);
   size_t ParseRowsFast(std::string_view lines, size_t* count);
-  size_t ParseRowsAt(std::string_view lines, size_t at, size_t* count);
-  size_t ParseRowsAtAvx2Bmi(std::string_view lines, size_t at, size_t* count);
-  size_t ParseRowsAtBody(std::string_view lines, size_t at, size_t* count);
+  size_t ParseRowsAt(std::string_view lines, size_t at, size_t* count,
+                     std::vector<trace::ExtraColumn>* extra);
+  size_t ParseRowsAtAvx2Bmi(std::string_view lines, size_t at, size_t* count,
+                            std::vector<trace::ExtraColumn>* extra);
+  size_t ParseRowsAtBody(std::string_view lines, size_t at, size_t* count,
+                         std::vector<trace::ExtraColumn>* extra);
   size_t ParseRowsParallel(std::string_view lines, size_t* count);
   void ClearRows();
   template <typename T>
@@ -226,6 +229,8 @@ class OpsCsvParser {
   std::vector<std::string> names_;   // header, one per field
   std::vector<int8_t> roles_;        // per field: a Column, or kExtraField
   std::vector<size_t> extra_index_;  // per field: index in table_.extra
+  // ParseRowsParallel's extra values, per part.
+  std::vector<std::vector<trace::ExtraColumn>> staged_extra_;
   std::array<bool, ops_csv::kNumColumns> present_{};
   // The first kCanonicalPrefix fields are the first columns of
   // ops_csv::kColumnNames, in order, and more fields follow.

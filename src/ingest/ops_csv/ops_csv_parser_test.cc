@@ -53,7 +53,7 @@ TEST(OpsCsvParserTest, AnyCutGivesTheSameTable) {
   ASSERT_TRUE(whole.ok()) << whole.status().message();
   ASSERT_EQ(whole->size(), 5u);
   ASSERT_EQ(whole->extra.size(), 1u);
-  EXPECT_EQ(whole->extra[0].values[1], "two\r\nlines \"q\"");
+  EXPECT_EQ(whole->extra[0][1], "two\r\nlines \"q\"");
   ExpectSameForEveryCut(kTrickyCsv, /*pairs=*/true);
 }
 

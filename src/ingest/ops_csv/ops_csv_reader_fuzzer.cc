@@ -28,8 +28,7 @@ bool SameTable(const strag::trace::OpsTable& a,
                const strag::trace::OpsTable& b) {
   if (a.extra.size() != b.extra.size()) return false;
   for (size_t i = 0; i < a.extra.size(); ++i) {
-    if (a.extra[i].name != b.extra[i].name ||
-        a.extra[i].values != b.extra[i].values) {
+    if (a.extra[i] != b.extra[i]) {
       return false;
     }
   }

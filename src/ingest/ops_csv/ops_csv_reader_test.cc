@@ -76,10 +76,10 @@ TEST(OpsCsvReaderTest, ParsesEveryColumn) {
   EXPECT_EQ(t.dur_ns, (trace::Column<int64_t>{250000000, 100000}));
   ASSERT_EQ(t.extra.size(), 2u);
   EXPECT_EQ(t.extra[0].name, "name");
-  EXPECT_EQ(t.extra[0].values,
+  EXPECT_EQ(t.extra[0].Values(),
             (std::vector<std::string>{"fwd, mb 1", "say \"hi\""}));
   EXPECT_EQ(t.extra[1].name, "seq_lens");
-  EXPECT_EQ(t.extra[1].values,
+  EXPECT_EQ(t.extra[1].Values(),
             (std::vector<std::string>{"[1024, 3072]", "[]"}));
 }
 

@@ -59,8 +59,7 @@ inline ::testing::AssertionResult SameTable(const trace::OpsTable& a,
     return ::testing::AssertionFailure() << "extra column counts differ";
   }
   for (size_t i = 0; i < a.extra.size(); ++i) {
-    if (a.extra[i].name != b.extra[i].name ||
-        a.extra[i].values != b.extra[i].values) {
+    if (a.extra[i] != b.extra[i]) {
       return ::testing::AssertionFailure()
              << "extra column " << i << " differs";
     }

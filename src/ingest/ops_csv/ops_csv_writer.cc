@@ -216,7 +216,7 @@ void AppendRow(const trace::OpsTable& table, size_t row, std::string* out) {
   if (!table.cp.empty()) record.Number(table.cp[row]);
   if (!table.tokens.empty()) record.Number(table.tokens[row]);
   for (const trace::ExtraColumn& extra : table.extra) {
-    record.Text(extra.values[row]);
+    record.Text(extra[row]);
   }
   record.End();
 }

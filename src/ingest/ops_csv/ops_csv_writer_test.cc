@@ -42,7 +42,7 @@ void ExpectTablesEqual(const trace::OpsTable& a, const trace::OpsTable& b) {
   ASSERT_EQ(a.extra.size(), b.extra.size());
   for (size_t i = 0; i < a.extra.size(); ++i) {
     EXPECT_EQ(a.extra[i].name, b.extra[i].name);
-    EXPECT_EQ(a.extra[i].values, b.extra[i].values);
+    EXPECT_EQ(a.extra[i].Values(), b.extra[i].Values());
   }
 }
 
