@@ -245,17 +245,18 @@ constexpr uint64_t kHeldWindowsFromOps = uint64_t{4} << 20;
 constexpr size_t kHeldWindowOps = size_t{1} << 20;
 
 // Alone, a process holds the windows only where they take less memory than
-// the table would: held windows cost 16 bytes per op and ~256 MB for the
-// machinery of 1M-op windows (the pending rows, a window being prepared);
-// the table and analysis ~40 bytes per op and ~24 per extra column (a
-// simulated job of 4.8M ops with `seq_lens`: 307 MB whole against 339 MB
-// held; of 8.6M ops 530 against 435 MB; llama-16k, 7.3M ops, 481 against
-// 357 MB; 2026-12-04, after the extra columns went into one buffer).
+// the table would: held windows cost 16 bytes per op and ~192 MB for the
+// machinery of 1M-op windows (the pending rows, a window being prepared,
+// the analysis); the table and analysis ~40 bytes per op and ~24 per extra
+// column. Measured on 2026-12-04 (simulated jobs with `seq_lens`): 4.8M ops
+// 307 MB whole against 244 MB held; 8.6M ops 530 MB (with --plan) against
+// 333 MB; llama-16k, 7.3M ops, 481 against 299 MB. So from ~4M ops with
+// one extra column, ~8M without.
 bool HeldWindowsTakeLess(const load::OpsCsvSize& size) {
   constexpr uint64_t kTableBytesPerOp = 40;
   constexpr uint64_t kTableBytesPerExtraColumn = 24;
   constexpr uint64_t kHeldBytesPerOp = 16;
-  constexpr uint64_t kHeldMachineryBytes = uint64_t{256} << 20;
+  constexpr uint64_t kHeldMachineryBytes = uint64_t{192} << 20;
   const uint64_t per_op =
       kTableBytesPerOp + kTableBytesPerExtraColumn * size.extra_columns;
   return size.rows > kHeldMachineryBytes / (per_op - kHeldBytesPerOp);

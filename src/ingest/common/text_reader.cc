@@ -53,10 +53,9 @@ Result<std::unique_ptr<TextReader>> TextReader::Open(const std::string& path,
 // a file), else the estimate. Too small a hint costs column growth: a copy
 // of every column and a second first touch of their pages (a multi-member
 // llama-16k `.csv.gz` read whole took 1.5 s against 0.86 s for its `.csv`
-// before the estimate, 0.97 s after).
-// Files under kSampledGzipBytes with a plausible ISIZE are not sampled:
-// their columns are small enough to grow (per-rank Kineto files, 4-5% of
-// their reading time went to the sample).
+// before the estimate, 0.74-0.97 s after). Files under kSampledGzipBytes
+// with a plausible ISIZE are not sampled: their columns are small enough
+// to grow (per-rank Kineto files, 2-6% of whose reading went to the sample).
 void TextReader::SetGzipSizeHint(GzipEngine engine) {
   const uint64_t gz_bytes = file_.size_bytes();
   if (gz_bytes < kMinGzipMemberBytes) return;

@@ -34,7 +34,7 @@ using trace::OpType;
 
 // Role of a header field that is not a known column (see `roles_`).
 constexpr int8_t kExtraField = -1;
-// Every column holds a value per row (an extra one a string each) and the
+// Every column holds a value per row (an extra one an 8-byte end) and the
 // duplicate check is quadratic: a header of thousands of fields is no ops
 // trace, so more are refused ("line 1: field 257: more than 256 fields").
 constexpr size_t kMaxColumns = 256;
@@ -465,7 +465,7 @@ void OpsCsvParser::ReserveRows(std::string_view window) {
   if (present_[static_cast<size_t>(Column::kTp)]) reserve(t.tp);
   if (present_[static_cast<size_t>(Column::kCp)]) reserve(t.cp);
   if (present_[static_cast<size_t>(Column::kTokens)]) reserve(t.tokens);
-  // Only the vector of values: the strings allocate on their own.
+  // Only the ends: the text grows as the values come.
   for (trace::ExtraColumn& extra : t.extra) {
     if (reserved) extra.reserve(rows);
   }
