@@ -40,7 +40,10 @@ void ReserveColumn(size_t rows, bool* reserved, Column* column) {
     *reserved = false;
     return;
   }
-  AdviseHugePages(column->data(), column->capacity() * sizeof((*column)[0]));
+  // (Not for a column without one array of its own, trace::ExtraColumn.)
+  if constexpr (requires { column->data(); }) {
+    AdviseHugePages(column->data(), column->capacity() * sizeof((*column)[0]));
+  }
 }
 
 }  // namespace strag::ingest

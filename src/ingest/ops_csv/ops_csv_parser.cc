@@ -466,9 +466,7 @@ void OpsCsvParser::ReserveRows(std::string_view window) {
   if (present_[static_cast<size_t>(Column::kCp)]) reserve(t.cp);
   if (present_[static_cast<size_t>(Column::kTokens)]) reserve(t.tokens);
   // Only the ends: the text grows as the values come.
-  for (trace::ExtraColumn& extra : t.extra) {
-    if (reserved) extra.reserve(rows);
-  }
+  for (trace::ExtraColumn& extra : t.extra) reserve(extra);
   if (!reserved) {  // gives back what was reserved (no row is in yet)
     std::vector<trace::ExtraColumn> extra = std::move(t.extra);
     t = trace::OpsTable();
