@@ -238,29 +238,11 @@ Status RunInWindows(const Flags& flags, const load::JobRead& read,
 // From this many ops (estimated), an ops CSV analysed in memory may first
 // be read in windows of steps held in memory (load::StreamOptions::hold;
 // under mpirun, each process its share of the steps): alone, where that
-// takes less memory than its table (HeldWindowsTakeLess below).
+// takes less memory than its table (load::OpsCsvSize::HeldWindowsTakeLess).
 constexpr uint64_t kHeldWindowsFromOps = uint64_t{4} << 20;
 // Their windows: llama-16k (7.8M ops) held in windows of 1M ops took
 // 3.0-4.1 s in 356 MB, of 512K 4.7-5.4 s in 303 MB.
 constexpr size_t kHeldWindowOps = size_t{1} << 20;
-
-// Alone, a process holds the windows only where they take less memory than
-// the table would: held windows cost 16 bytes per op and ~192 MB for the
-// machinery of 1M-op windows (the pending rows, a window being prepared,
-// the analysis); the table and analysis ~40 bytes per op and ~24 per extra
-// column. Measured on 2026-12-04 (simulated jobs with `seq_lens`): 4.8M ops
-// 307 MB whole against 244 MB held; 8.6M ops 530 MB (with --plan) against
-// 333 MB; llama-16k, 7.3M ops, 481 against 299 MB. So from ~4M ops with
-// one extra column, ~8M without.
-bool HeldWindowsTakeLess(const load::OpsCsvSize& size) {
-  constexpr uint64_t kTableBytesPerOp = 40;
-  constexpr uint64_t kTableBytesPerExtraColumn = 24;
-  constexpr uint64_t kHeldBytesPerOp = 16;
-  constexpr uint64_t kHeldMachineryBytes = uint64_t{192} << 20;
-  const uint64_t per_op =
-      kTableBytesPerOp + kTableBytesPerExtraColumn * size.extra_columns;
-  return size.rows > kHeldMachineryBytes / (per_op - kHeldBytesPerOp);
-}
 
 // A large ops CSV whose rows come step by step (what `strag simulate`
 // writes, and traces written step by step), analysed in windows held in
@@ -361,7 +343,8 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
   }
   // A large ops CSV: under mpirun each process reads a share and holds its
   // steps (whatever the order of the rows); alone, when its rows come step
-  // by step and that takes less memory (HeldWindowsTakeLess), its windows
+  // by step and that takes less memory (OpsCsvSize::HeldWindowsTakeLess),
+  // its windows
   // are held in memory (16 bytes per op) instead of its table. The same
   // report either way.
   if (!kineto && view == ReportView::kAnalysis && !options.plan && size &&
@@ -369,7 +352,7 @@ Status Run(const std::vector<std::string>& args, ReportView view) {
     if (ProcessCollective() != nullptr && ProcessCollective()->size() > 1) {
       return RunInWindows(flags, read, options, &out, view, "", kHeldWindowOps);
     }
-    if (HeldWindowsTakeLess(*size)) {
+    if (size->HeldWindowsTakeLess()) {
       ASSIGN_OR_RETURN(const bool done, RunInHeldWindows(flags, read, options,
                                                          &out, trace_path));
       if (done) return Status::Ok();

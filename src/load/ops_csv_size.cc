@@ -54,6 +54,15 @@ Result<OpsCsvSize> EstimateOpsCsvSize(const std::string& path) {
   return size;
 }
 
+bool OpsCsvSize::HeldWindowsTakeLess() const {
+  constexpr uint64_t kTableBytesPerOp = 40;
+  constexpr uint64_t kHeldBytesPerOp = 16;
+  constexpr uint64_t kHeldMachineryBytes = uint64_t{192} << 20;
+  const uint64_t per_op =
+      kTableBytesPerOp + kInMemoryBytesPerExtraColumn * extra_columns;
+  return rows > kHeldMachineryBytes / (per_op - kHeldBytesPerOp);
+}
+
 uint64_t OpsCsvSize::InMemoryBytes() const {
   const uint64_t per_op =
       kInMemoryBytesPerOp + kInMemoryBytesPerExtraColumn * extra_columns;

@@ -39,8 +39,19 @@ struct OpsCsvSize {
   double text_per_byte = 1.0;  // text bytes per file byte (gzip ratio)
   // Header fields that are not ops CSV columns (kept as text per row).
   uint64_t extra_columns = 0;
-  // What the in-memory analysis would hold, bytes (at most 2^62).
+  // What the in-memory analysis would hold, bytes (at most 2^62), with a
+  // margin: for the memory budget.
   uint64_t InMemoryBytes() const;
+  // Whether the job's windows held in memory (StreamOptions::hold) would
+  // take less than its table: held windows cost 16 bytes per op and ~192 MB
+  // of machinery for windows of 1M ops (a table of a window's rows, a window
+  // being prepared, the analysis); the table and its analysis ~40 bytes per
+  // op and kInMemoryBytesPerExtraColumn per extra column. Measured on
+  // 2026-12-04 (simulated jobs with `seq_lens`): 4.8M ops 307 MB whole
+  // against 244 MB held; 8.6M ops 530 MB (with --plan) against 333 MB;
+  // llama-16k, 7.3M ops, 481 against 299 MB. So from ~4M ops with one
+  // extra column, ~8M without.
+  bool HeldWindowsTakeLess() const;
 };
 
 // The file's rows: its whole text when that fits in the first MiB, else the
